@@ -1,0 +1,1 @@
+"""sponsio-audit."""

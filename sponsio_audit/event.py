@@ -1,0 +1,155 @@
+"""The event model of SEMANTICS.md §1, shared by ingest, atoms and the guard.
+
+``Event`` is one normalised step of an agent trace; ``EVENT_SCHEMA`` is the
+Arrow schema of the ``events`` table in the store (ARCHITECTURE.md), one
+column per field. "Missing" is ``None`` everywhere (SEMANTICS.md §5): an
+instrumentation that did not record arguments gives ``args=None``, never
+``{}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+EVENT_TYPES = (
+    "tool_call",
+    "llm_request",
+    "llm_response",
+    "data_read",
+    "data_write",
+    "message",
+    "delegation",
+    "context_update",
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of a trace.
+
+    ``args`` is a JSON object in its recorded key order, or None when not
+    recorded. ``content`` is the tool result or LLM output text; ``prompt``
+    the LLM input text; ``system_prompt`` the system message text of an LLM
+    request ("" when the request recorded no system message, None when the
+    input was not recorded). ``target`` is the receiving agent of a message
+    or delegation, and the writing agent of the data a data_read reads.
+    For a context_update, ``args`` holds the keys and values set.
+    For a data_write, ``args`` holds the fields written (``contains(f)``).
+    """
+
+    type: str
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    content: str | None = None
+    prompt: str | None = None
+    system_prompt: str | None = None
+    agent: str | None = None
+    target: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    tokens_total: int | None = None
+    start_ns: int | None = None
+    duration_ns: int | None = None
+    trace_id: str = ""
+    seq: int = 0
+    span_id: str | None = None
+    conversation_id: str | None = None
+    convention: str | None = None
+    inferred: bool = False
+    file_id: int | None = None
+    record: int | None = None
+
+
+def args_text(args: dict[str, Any] | None) -> str | None:
+    """Compact JSON of the arguments in recorded key order, non-ASCII kept (SEMANTICS.md §5)."""
+    if args is None:
+        return None
+    return json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+
+
+EVENT_SCHEMA = pa.schema(
+    [
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("span_id", pa.string()),
+        pa.field("type", pa.string(), nullable=False),
+        pa.field("agent", pa.string()),
+        pa.field("tool", pa.string()),
+        # compact JSON text of the args object (args_text), NULL when missing
+        pa.field("args", pa.string()),
+        pa.field("content", pa.string()),
+        pa.field("prompt", pa.string()),
+        pa.field("system_prompt", pa.string()),
+        pa.field("tokens_in", pa.int64()),
+        pa.field("tokens_out", pa.int64()),
+        pa.field("tokens_total", pa.int64()),
+        pa.field("start_ns", pa.int64()),
+        pa.field("duration_ns", pa.int64()),
+        pa.field("target", pa.string()),
+        pa.field("conversation_id", pa.string()),
+        pa.field("convention", pa.string()),
+        pa.field("inferred", pa.bool_()),
+        pa.field("file_id", pa.int64()),
+        pa.field("record", pa.int64()),
+    ]
+)
+"""Columns of the ``events`` table; rows sorted by (trace_id, seq)."""
+
+
+def event_row(e: Event) -> dict[str, Any]:
+    """The ``events`` row of an event (args as compact JSON text)."""
+    return {
+        "trace_id": e.trace_id,
+        "seq": e.seq,
+        "span_id": e.span_id,
+        "type": e.type,
+        "agent": e.agent,
+        "tool": e.tool,
+        "args": args_text(e.args),
+        "content": e.content,
+        "prompt": e.prompt,
+        "system_prompt": e.system_prompt,
+        "tokens_in": e.tokens_in,
+        "tokens_out": e.tokens_out,
+        "tokens_total": e.tokens_total,
+        "start_ns": e.start_ns,
+        "duration_ns": e.duration_ns,
+        "target": e.target,
+        "conversation_id": e.conversation_id,
+        "convention": e.convention,
+        "inferred": e.inferred,
+        "file_id": e.file_id,
+        "record": e.record,
+    }
+
+
+def event_from_row(row: dict[str, Any]) -> Event:
+    """Inverse of ``event_row`` (args parsed back preserving key order)."""
+    raw = row.get("args")
+    return Event(
+        type=row["type"],
+        tool=row.get("tool"),
+        args=json.loads(raw) if raw is not None else None,
+        content=row.get("content"),
+        prompt=row.get("prompt"),
+        system_prompt=row.get("system_prompt"),
+        agent=row.get("agent"),
+        target=row.get("target"),
+        tokens_in=row.get("tokens_in"),
+        tokens_out=row.get("tokens_out"),
+        tokens_total=row.get("tokens_total"),
+        start_ns=row.get("start_ns"),
+        duration_ns=row.get("duration_ns"),
+        trace_id=row.get("trace_id") or "",
+        seq=row.get("seq") or 0,
+        span_id=row.get("span_id"),
+        conversation_id=row.get("conversation_id"),
+        convention=row.get("convention"),
+        inferred=bool(row.get("inferred")),
+        file_id=row.get("file_id"),
+        record=row.get("record"),
+    )
