@@ -271,8 +271,27 @@ UNARY_TEMPORAL = (
     WeakYesterday,
 )
 BINARY = (And, Or, Implies, Until, WeakUntil, Since, Release, Trigger)
-FUTURE = (Next, Eventually, Always, Until, WeakUntil, EventuallyWithin, StrongNext, Release, AlwaysWithin)
-PAST = (Yesterday, Once, Historically, Since, OnceWithin, HistoricallyWithin, WeakYesterday, Trigger)
+FUTURE = (
+    Next,
+    Eventually,
+    Always,
+    Until,
+    WeakUntil,
+    EventuallyWithin,
+    StrongNext,
+    Release,
+    AlwaysWithin,
+)
+PAST = (
+    Yesterday,
+    Once,
+    Historically,
+    Since,
+    OnceWithin,
+    HistoricallyWithin,
+    WeakYesterday,
+    Trigger,
+)
 
 
 def children(f: Formula) -> tuple[Formula, ...]:

@@ -1,0 +1,286 @@
+"""The one table of atoms (SEMANTICS.md §5).
+
+Each entry says what an atom is called, its parameters, its value type,
+which event types it is grounded from, when it is unknown, and whether it
+carries state across events. The config loader resolves ``ltl:`` atoms
+against it, ``sponsio-audit atoms`` lists it, and both groundings (online
+and columnar) implement exactly these entries.
+
+Values at positions whose event is not of an atom's source type
+(SEMANTICS.md §5): a bool *event* atom is false; an int/number atom keeps
+its last value (0 before the first); a *state* atom (``stateful=True``)
+has its running value at every position, computed from the whole
+(agent-filtered) trace up to and including that position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOOL = "tool_call"
+LLM_REQ = "llm_request"
+LLM_RESP = "llm_response"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an atom: ``kind`` is tool, regex, field, value, path,
+    number, perm, key, agent or kind."""
+
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class AtomSpec:
+    """A registered atom."""
+
+    name: str
+    params: tuple[Param, ...]
+    value: str  # "bool", "int" or "number"
+    sources: frozenset[str]
+    unknown: str
+    description: str
+    variadic: bool = False  # the last parameter repeats (one or more)
+    stateful: bool = False
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def min_args(self) -> int:
+        return len(self.params)
+
+    def accepts(self, nargs: int) -> bool:
+        """True when ``nargs`` arguments fit this atom's parameters."""
+        if self.variadic:
+            return nargs >= len(self.params)
+        return nargs == len(self.params)
+
+
+def _p(*spec: str) -> tuple[Param, ...]:
+    return tuple(Param(*s.split(":")) for s in spec)
+
+
+_T = frozenset({TOOL})
+
+ATOMS: tuple[AtomSpec, ...] = (
+    AtomSpec("called", _p("t:tool"), "bool", _T, "never", "e_i calls tool t"),
+    AtomSpec("called_any", (), "bool", _T, "never", "e_i is a tool call"),
+    AtomSpec(
+        "count", _p("t:tool"), "int", _T, "never", "number of calls of t in [0, i]", stateful=True
+    ),
+    AtomSpec(
+        "consecutive_count",
+        _p("t:tool"),
+        "int",
+        _T,
+        "never",
+        "length of the run of calls of t ending at i (0 if e_i is not t)",
+        stateful=True,
+    ),
+    AtomSpec(
+        "arg_has",
+        _p("t:tool", "re:regex"),
+        "bool",
+        _T,
+        "e_i calls t and its args are missing",
+        "e_i calls t and re matches its args (compact JSON)",
+    ),
+    AtomSpec(
+        "arg_field_has",
+        _p("t:tool", "f:field", "re:regex"),
+        "bool",
+        _T,
+        "e_i calls t and its args are missing",
+        "e_i calls t and re matches field f",
+    ),
+    AtomSpec(
+        "arg_eq",
+        _p("t:tool", "f:field", "v:value"),
+        "bool",
+        _T,
+        "e_i calls t and its args are missing",
+        "e_i calls t and field f equals v",
+    ),
+    AtomSpec(
+        "arg_paths_within",
+        _p("t:tool", "p:path"),
+        "bool",
+        _T,
+        "e_i calls t and its args are missing",
+        "every path-like value in e_i's args lies under one of the prefixes (whole components)",
+        variadic=True,
+    ),
+    AtomSpec(
+        "output_has",
+        _p("t:tool", "re:regex"),
+        "bool",
+        _T,
+        "e_i calls t and its result is missing",
+        "e_i calls t and re matches its result",
+    ),
+    AtomSpec(
+        "perm",
+        _p("p:perm"),
+        "bool",
+        frozenset(),
+        "never",
+        "the agent has permission P (agents.<id>.permissions)",
+        stateful=True,
+    ),
+    AtomSpec(
+        "contains",
+        _p("f:field"),
+        "bool",
+        frozenset({"data_write"}),
+        "never",
+        "some data_write in [0, i] wrote field f",
+        stateful=True,
+    ),
+    AtomSpec(
+        "flow",
+        _p("src:agent", "dst:agent"),
+        "bool",
+        frozenset({"data_read", "message"}),
+        "never",
+        "data written by src has reached dst in [0, i]",
+        stateful=True,
+    ),
+    AtomSpec(
+        "llm_output_contains",
+        _p("re:regex"),
+        "bool",
+        frozenset({LLM_RESP}),
+        "e_i's output is missing",
+        "re matches e_i's LLM output",
+        aliases=("llm_said",),
+    ),
+    AtomSpec(
+        "llm_input_contains",
+        _p("re:regex"),
+        "bool",
+        frozenset({LLM_REQ}),
+        "e_i's input is missing",
+        "re matches e_i's LLM input",
+        aliases=("prompt_contains",),
+    ),
+    AtomSpec(
+        "system_prompt_present",
+        (),
+        "bool",
+        frozenset({LLM_REQ}),
+        "e_i's input is missing",
+        "e_i's input has a system message",
+    ),
+    AtomSpec(
+        "context_length",
+        (),
+        "int",
+        frozenset({LLM_REQ}),
+        "e_i's input is missing",
+        "characters of e_i's LLM input",
+    ),
+    AtomSpec(
+        "token_count",
+        _p("kind:kind"),
+        "int",
+        frozenset({LLM_RESP}),
+        "usage missing on any response in [0, i]",
+        "sum of kind (input, output, total) tokens over responses in [0, i]",
+        stateful=True,
+    ),
+    AtomSpec(
+        "latency_exceeds",
+        _p("t:tool", "ms:number"),
+        "bool",
+        _T,
+        "e_i calls t and has no end time",
+        "e_i calls t and lasted longer than ms milliseconds",
+    ),
+    AtomSpec(
+        "called_with",
+        _p("t:tool", "re:regex"),
+        "bool",
+        _T,
+        "e_i calls t and its args are missing",
+        "called(t) and arg_has(t, re)",
+    ),
+    AtomSpec(
+        "count_with",
+        _p("t:tool", "re:regex"),
+        "int",
+        _T,
+        "args missing on a call of t in [0, i]",
+        "number of called_with(t, re) events in [0, i]",
+        stateful=True,
+    ),
+    AtomSpec(
+        "arg_length",
+        _p("t:tool", "f:field"),
+        "int",
+        _T,
+        "e_i calls t and its args are missing or have no field f",
+        "characters of field f of e_i's args",
+    ),
+    AtomSpec(
+        "arg_numeric",
+        _p("t:tool", "f:field"),
+        "number",
+        _T,
+        "e_i calls t and args missing, no field f, or not numeric",
+        "field f of e_i's args as a number (a numeric string counts)",
+    ),
+    AtomSpec(
+        "ctx",
+        _p("k:key", "v:value"),
+        "bool",
+        frozenset({"context_update"}),
+        "no context_update in [0, i] recorded k",
+        "the latest context value of k equals v",
+        stateful=True,
+    ),
+    AtomSpec(
+        "ctx_matches",
+        _p("k:key", "re:regex"),
+        "bool",
+        frozenset({"context_update"}),
+        "no context_update in [0, i] recorded k",
+        "the latest context value of k matches re",
+        stateful=True,
+    ),
+    AtomSpec(
+        "delegation_depth",
+        (),
+        "int",
+        frozenset({"message", "delegation"}),
+        "never",
+        "length of the delegation chain that reached e_i's agent",
+        stateful=True,
+    ),
+)
+
+_BY_NAME: dict[str, AtomSpec] = {}
+for _spec in ATOMS:
+    _BY_NAME[_spec.name] = _spec
+    for _alias in _spec.aliases:
+        _BY_NAME[_alias] = _spec
+
+
+def lookup(name: str) -> AtomSpec | None:
+    """The atom registered under ``name`` (or one of its aliases), or None."""
+    return _BY_NAME.get(name)
+
+
+def canonical_name(name: str) -> str:
+    """The registered name for ``name`` (``llm_said`` → ``llm_output_contains``)."""
+    spec = _BY_NAME.get(name)
+    return spec.name if spec else name
+
+
+def names() -> list[str]:
+    """Every accepted atom name, aliases included, sorted."""
+    return sorted(_BY_NAME)
+
+
+def regex_params(spec: AtomSpec) -> list[int]:
+    """Positions of the regex parameters of ``spec`` (for RE2 checks at load time)."""
+    return [i for i, p in enumerate(spec.params) if p.kind == "regex"]

@@ -1,0 +1,208 @@
+"""Bounded conversion of untrusted attribute values to plain Python values.
+
+Trace content is untrusted: a single attribute may be tens of megabytes or
+nested thousands of levels deep. Every value kept by ingest passes through
+``cap`` (strings cut at ``MAX_STR`` characters with a visible marker, nesting
+cut at ``MAX_DEPTH`` levels), so memory per span is bounded and nothing
+recurses without a limit.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+MAX_STR = 1 << 20
+"""Longest string value kept (characters); longer ones are cut and marked."""
+
+MAX_DEPTH = 32
+"""Deepest nesting of arrays/maps kept; deeper values become a marker string."""
+
+DEPTH_MARKER = "<nested too deep>"
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def cut(s: str) -> str:
+    """``s`` itself, or its first ``MAX_STR`` characters with a marker of how much was cut."""
+    if len(s) <= MAX_STR:
+        return s
+    return f"{s[:MAX_STR]}…[truncated {len(s) - MAX_STR} chars]"
+
+
+def cap(v: Any, depth: int = 0) -> Any:
+    """``v`` with long strings cut and deep nesting replaced (see module doc)."""
+    if isinstance(v, str):
+        return cut(v)
+    if isinstance(v, (list, tuple)):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        return [cap(x, depth + 1) for x in v]
+    if isinstance(v, dict):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        return {str(k): cap(x, depth + 1) for k, x in v.items()}
+    return v
+
+
+def json_any(v: Any, depth: int = 0) -> Any:
+    """An OTLP/JSON ``AnyValue`` object as a Python value (capped; unknown forms → None)."""
+    if not isinstance(v, dict):
+        return None
+    if "stringValue" in v:
+        s = v["stringValue"]
+        return cut(s) if isinstance(s, str) else str(s)
+    if "intValue" in v:
+        return to_int(v["intValue"])
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "doubleValue" in v:
+        d = v["doubleValue"]
+        try:
+            return float(d)
+        except (TypeError, ValueError):
+            return None
+    if depth >= MAX_DEPTH:
+        return DEPTH_MARKER
+    if "arrayValue" in v:
+        vals = (v["arrayValue"] or {}).get("values") or []
+        return [json_any(x, depth + 1) for x in vals] if isinstance(vals, list) else []
+    if "kvlistValue" in v:
+        return json_attrs((v["kvlistValue"] or {}).get("values"), depth + 1)
+    if "bytesValue" in v:
+        b = v["bytesValue"]
+        return cut(b) if isinstance(b, str) else None
+    return None
+
+
+def json_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
+    """A list of OTLP/JSON ``KeyValue`` objects as a dict (later duplicates win)."""
+    out: dict[str, Any] = {}
+    if not isinstance(kvs, list):
+        return out
+    for kv in kvs:
+        if isinstance(kv, dict):
+            key = kv.get("key")
+            if isinstance(key, str):
+                out[key] = json_any(kv.get("value"), depth)
+    return out
+
+
+def pb_any(v: Any, depth: int = 0) -> Any:
+    """A protobuf ``AnyValue`` as a Python value, the same as ``json_any`` gives for its JSON."""
+    which = v.WhichOneof("value")
+    if which == "string_value":
+        return cut(v.string_value)
+    if which == "int_value":
+        return v.int_value
+    if which == "bool_value":
+        return v.bool_value
+    if which == "double_value":
+        return v.double_value
+    if which is None:
+        return None
+    if depth >= MAX_DEPTH:
+        return DEPTH_MARKER
+    if which == "array_value":
+        return [pb_any(x, depth + 1) for x in v.array_value.values]
+    if which == "kvlist_value":
+        return pb_attrs(v.kvlist_value.values, depth + 1)
+    if which == "bytes_value":
+        return cut(base64.b64encode(v.bytes_value).decode("ascii"))
+    return None
+
+
+def pb_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
+    """Repeated protobuf ``KeyValue`` as a dict (later duplicates win)."""
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        v = kv.value
+        which = v.WhichOneof("value")
+        if which == "string_value":
+            s = v.string_value
+            out[kv.key] = s if len(s) <= MAX_STR else cut(s)
+        elif which == "int_value":
+            out[kv.key] = v.int_value
+        else:
+            out[kv.key] = pb_any(v, depth)
+    return out
+
+
+def to_int(v: Any) -> int | None:
+    """An OTLP int64 written as a JSON number or string; None when it is neither."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, (str, float)):
+        try:
+            return int(v)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def norm_id(v: Any) -> str | None:
+    """A JSON trace/span id: lower-cased when hex, else kept as an opaque string; "" → None."""
+    if not isinstance(v, str) or not v:
+        return None
+    if all(c in _HEX for c in v):
+        return v.lower()
+    return cut(v)
+
+
+def dumps(v: Any) -> str:
+    """Compact strict JSON, non-ASCII kept, never raising (NaN/inf and odd values as strings)."""
+    try:
+        return json.dumps(
+            v, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str
+        )
+    except ValueError:
+        return json.dumps(_finite(v), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _finite(v: Any) -> Any:
+    """``v`` with non-finite floats replaced by their string spelling (strict JSON has none)."""
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return str(v)
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    return v
+
+
+def loads_maybe(s: str) -> Any:
+    """``s`` parsed as JSON, or ``s`` itself when it is not JSON (or too deep to parse)."""
+    t = s.lstrip()
+    if not t or t[0] not in '{["-0123456789tfn':
+        return s
+    try:
+        return json.loads(s)
+    except (ValueError, RecursionError):
+        return s
+
+
+def as_args(v: Any) -> dict[str, Any] | None:
+    """Recorded tool arguments as a JSON object: parsed JSON strings, other values wrapped.
+
+    None stays None (not recorded, SEMANTICS.md §5); a value that is not an
+    object (after parsing a JSON string) becomes ``{"input": value}``.
+    """
+    if v is None:
+        return None
+    if isinstance(v, str):
+        v = loads_maybe(v)
+    if isinstance(v, dict):
+        return v
+    return {"input": v}
+
+
+def as_text(v: Any) -> str | None:
+    """A recorded result/output value as text: strings as is, others as compact JSON."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    return dumps(v)
