@@ -1,0 +1,236 @@
+"""LLM messages of every convention → prompt text, system prompt, output text, tool calls.
+
+All message shapes are first brought to one form, ``Msg(role, pieces, calls)``:
+
+- OpenAI chat: ``{role, content: str | [{type: text, text}], tool_calls: [{id,
+  function: {name, arguments}}], tool_call_id}``;
+- OTel GenAI: ``{role, parts: [{type: text, content} | {type: tool_call, id, name,
+  arguments} | {type: tool_call_response, id, response}]}``;
+- flattened OpenInference ``llm.input_messages.N.message.…`` and OpenLLMetry
+  ``gen_ai.prompt.N.…`` attributes (unflattened first);
+- a bare string, or ``{"text": …}`` / ``{"content": …}`` objects (deprecated completions).
+
+Rendering (documented choice, used by ``prompt_contains`` / ``context_length``):
+the prompt is one line group per message, ``"<role>: <text>"`` joined by ``"\\n"``,
+where a message's text is its pieces joined by ``"\\n"``; a requested tool call
+renders as ``tool_call <name>(<arguments JSON>)`` and a tool result as its text.
+The system prompt is the text of ``system``/``developer`` messages (and GenAI
+``gen_ai.system_instructions``) joined by ``"\\n"``. LLM output text is the text
+pieces of the output messages only (tool calls go to ``calls``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .values import as_text, dumps, loads_maybe
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call requested by an LLM: name, recorded arguments (raw), call id."""
+
+    name: str
+    arguments: Any
+    id: str | None
+
+
+@dataclass(frozen=True)
+class Msg:
+    """One normalised message: role, text pieces (no tool calls), tool results and calls."""
+
+    role: str
+    pieces: tuple[str, ...]
+    calls: tuple[Call, ...]
+
+    def text(self) -> str:
+        """Prompt rendering of the message body (pieces, then its tool calls)."""
+        parts = list(self.pieces)
+        parts.extend(f"tool_call {c.name}({_arg_text(c.arguments)})" for c in self.calls)
+        return "\n".join(parts)
+
+
+def _arg_text(a: Any) -> str:
+    return a if isinstance(a, str) else dumps(a)
+
+
+def _content_pieces(content: Any) -> list[str]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        out: list[str] = []
+        for p in content:
+            if isinstance(p, str):
+                out.append(p)
+            elif isinstance(p, dict):
+                t = p.get("text", p.get("content"))
+                if t is not None:
+                    out.append(as_text(t) or "")
+        return out
+    return [as_text(content) or ""]
+
+
+def _calls(tool_calls: Any) -> list[Call]:
+    out: list[Call] = []
+    if not isinstance(tool_calls, list):
+        return out
+    for tc in tool_calls:
+        if not isinstance(tc, dict):
+            continue
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        name = fn.get("name")
+        if isinstance(name, str):
+            cid = tc.get("id")
+            out.append(Call(name, fn.get("arguments"), cid if isinstance(cid, str) else None))
+    return out
+
+
+def to_msg(m: Any) -> Msg | None:
+    """One message dict of any supported shape as a ``Msg`` (None if it is not a message)."""
+    if isinstance(m, str):
+        return Msg("user", (m,), ())
+    if not isinstance(m, dict):
+        return None
+    role = m.get("role")
+    role = role if isinstance(role, str) else ""
+    pieces: list[str] = []
+    calls: list[Call] = []
+    parts = m.get("parts")
+    if isinstance(parts, list):
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            kind = p.get("type")
+            if kind == "tool_call" and isinstance(p.get("name"), str):
+                cid = p.get("id")
+                calls.append(
+                    Call(p["name"], p.get("arguments"), cid if isinstance(cid, str) else None)
+                )
+            elif kind == "tool_call_response":
+                pieces.append(as_text(p.get("response")) or "")
+            elif p.get("content") is not None:
+                pieces.append(as_text(p.get("content")) or "")
+            elif p.get("text") is not None:
+                pieces.append(as_text(p.get("text")) or "")
+    pieces.extend(_content_pieces(m.get("content")))
+    if "text" in m and "content" not in m and not isinstance(parts, list):
+        pieces.extend(_content_pieces(m.get("text")))
+    calls.extend(_calls(m.get("tool_calls")))
+    return Msg(role, tuple(pieces), tuple(calls))
+
+
+def norm_messages(v: Any) -> list[Msg]:
+    """A recorded messages value (JSON text, list, object or plain text) as ``Msg`` list."""
+    if isinstance(v, str):
+        v = loads_maybe(v)
+        if isinstance(v, str):
+            return [Msg("", (v,), ())]
+    if isinstance(v, dict):
+        inner = v.get("messages")
+        v = inner if isinstance(inner, list) else [v]
+    if not isinstance(v, list):
+        return [Msg("", (as_text(v) or "",), ())] if v is not None else []
+    out = []
+    for m in v:
+        msg = to_msg(m)
+        if msg is not None:
+            out.append(msg)
+    return out
+
+
+def prompt_text(msgs: list[Msg]) -> str:
+    """The prompt rendering of input messages (module doc)."""
+    return "\n".join(f"{m.role}: {m.text()}" if m.role else m.text() for m in msgs)
+
+
+def system_text(msgs: list[Msg], instructions: Any = None) -> str:
+    """System prompt: system-role messages plus GenAI system instructions ("" when none)."""
+    texts = [m.text() for m in msgs if m.role in SYSTEM_ROLES]
+    if instructions is not None:
+        texts.extend(m.text() for m in norm_messages(instructions))
+    return "\n".join(texts)
+
+
+def output_text(msgs: list[Msg]) -> str:
+    """The LLM output text: text pieces of the output messages joined by newlines."""
+    return "\n".join(p for m in msgs for p in m.pieces)
+
+
+def output_calls(msgs: list[Msg]) -> list[Call]:
+    """Tool calls requested in the output messages, in order."""
+    return [c for m in msgs for c in m.calls]
+
+
+def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
+    """Indexed attributes ``<prefix>N.a.b`` as a list of nested dicts, ordered by N.
+
+    Numeric path segments become dict keys; ``_listify`` turns them into lists.
+    """
+    root: dict[str, Any] = {}
+    n = len(prefix)
+    for k, v in attrs.items():
+        if not k.startswith(prefix):
+            continue
+        node = root
+        segs = k[n:].split(".")
+        for s in segs[:-1]:
+            nxt = node.get(s)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                node[s] = nxt
+            node = nxt
+        node[segs[-1]] = v
+    out = _listify(root)
+    return out if isinstance(out, list) else []
+
+
+def _listify(node: Any, depth: int = 0) -> Any:
+    if not isinstance(node, dict) or depth > 16:
+        return node
+    if node and all(k.isdigit() for k in node):
+        return [_listify(node[k], depth + 1) for k in sorted(node, key=int)]
+    return {k: _listify(v, depth + 1) for k, v in node.items()}
+
+
+def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
+    """``llm.input_messages.N.message.{role,content,contents…,tool_calls…}`` as messages."""
+    out = []
+    for item in unflatten(attrs, prefix):
+        m = item.get("message") if isinstance(item, dict) else None
+        if not isinstance(m, dict):
+            continue
+        contents = m.get("contents")
+        content: Any = m.get("content")
+        if content is None and isinstance(contents, list):
+            content = [c.get("message_content") for c in contents if isinstance(c, dict)]
+        tcs = m.get("tool_calls")
+        calls = []
+        if isinstance(tcs, list):
+            for tc in tcs:
+                t = tc.get("tool_call") if isinstance(tc, dict) else None
+                if isinstance(t, dict):
+                    calls.append({"id": t.get("id"), "function": t.get("function") or {}})
+        msg = to_msg({"role": m.get("role"), "content": content, "tool_calls": calls})
+        if msg is not None:
+            out.append(msg)
+    return out
+
+
+def openllmetry_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
+    """``gen_ai.prompt.N.{role,content,tool_calls.K.{name,arguments}}`` as messages."""
+    out = []
+    for item in unflatten(attrs, prefix):
+        if isinstance(item, dict):
+            content = item.get("content")
+            if isinstance(content, str):
+                parsed = loads_maybe(content)
+                content = parsed if isinstance(parsed, list) else content
+            msg = to_msg({**item, "content": content})
+            if msg is not None:
+                out.append(msg)
+    return out

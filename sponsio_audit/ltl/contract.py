@@ -1,0 +1,216 @@
+"""Contracts and their verdicts on one trace (SEMANTICS.md §1 view, §4.2).
+
+A ``Contract`` bundles guarantees (each checked on its own), assumptions
+(a conjunction), ``activate_at``, severity and strategy. ``judge`` turns
+one grounded view of a trace into one ``Verdict`` per guarantee; it takes
+the formula checker as a parameter so that the reference evaluator and the
+monitor give verdicts through the same code.
+
+``activate_at: first_match``: each assumption A is read as a state
+predicate; its first position is the first i with σ, i ⊨ A. The
+guarantees are checked on the suffix that starts at k* (the latest of
+those first positions), as a trace of its own: events before activation
+do not count, for past operators either. Positions in verdicts are
+positions in the view (suffix positions shifted back by k*).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sponsio_audit.atoms import registry
+from sponsio_audit.ltl import reference
+from sponsio_audit.ltl.ast import And, Formula, atoms
+from sponsio_audit.ltl.parse import show
+
+SEVERITIES = ("high", "medium", "low")
+STRATEGIES = ("block", "escalate", "warn", "redirect")
+VERDICTS = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+KINDS = ("guarantee", "liveness", "assumption")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One guarantee or assumption: a formula plus where it came from.
+
+    ``skipped`` holds the reason when the clause cannot be evaluated offline
+    (an LLM-judge constraint); such a clause never passes.
+    """
+
+    formula: Formula
+    desc: str = ""
+    source: str | None = None
+    pattern: str | None = None
+    args: tuple[Any, ...] = ()
+    liveness: bool = False
+    skipped: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The formula in the text syntax."""
+        return show(self.formula)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """What a guard does on a violation: block, escalate, warn or redirect to ``safe_tool``."""
+
+    kind: str = "block"
+    safe_tool: str | None = None
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A contract of one agent (``"*"`` for every agent)."""
+
+    id: str
+    agent: str
+    guarantees: tuple[Clause, ...]
+    assumptions: tuple[Clause, ...] = ()
+    description: str = ""
+    activate_at: str = "global"
+    severity: str = "high"
+    strategy: Strategy = field(default_factory=Strategy)
+    source: str | None = None
+    per_agent: bool = False  # segregation_of_duty: evaluated on each agent's events apart
+
+    def formulas(self) -> list[Formula]:
+        """Every formula that is evaluated offline (skipped clauses left out)."""
+        return [c.formula for c in (*self.assumptions, *self.guarantees) if c.skipped is None]
+
+    def atoms(self) -> list[Any]:
+        """Every atom the contract's evaluated formulas use, without repeats."""
+        out: dict[Any, None] = {}
+        for f in self.formulas():
+            for a in atoms(f):
+                out.setdefault(a, None)
+        return list(out)
+
+    def view_types(self) -> frozenset[str]:
+        """Event types this contract sees: the source types of its atoms (§1)."""
+        types: set[str] = set()
+        for a in self.atoms():
+            spec = registry.lookup(a.name)
+            if spec is not None:
+                types |= spec.sources
+        return frozenset(types)
+
+
+def derive_id(agent: str, content: Any) -> str:
+    """A stable id from the agent and the contract's content (used when none is given)."""
+    digest = hashlib.sha256(repr((agent, content)).encode("utf-8")).hexdigest()[:12]
+    return f"{agent if agent != '*' else 'any'}.{digest}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict of one guarantee of a contract on one trace (positions in the view)."""
+
+    guarantee: int
+    text: str
+    verdict: str
+    kind: str | None = None
+    blame: int | None = None
+    offending: tuple[int, ...] = ()
+    opened: int | None = None
+    reason: str | None = None
+
+
+Checker = Callable[[Formula, reference.Trace], reference.Check]
+
+
+def _conj(clauses: Sequence[Clause]) -> Formula | None:
+    fs = [c.formula for c in clauses if c.skipped is None]
+    if not fs:
+        return None
+    out = fs[0]
+    for f in fs[1:]:
+        out = And(out, f)
+    return out
+
+
+def activation(contract: Contract, trace: reference.Trace) -> int | None:
+    """k* for ``first_match`` (None when some assumption never holds), 0 for global."""
+    if contract.activate_at != "first_match":
+        return 0
+    k = 0
+    for c in contract.assumptions:
+        if c.skipped is not None:
+            continue
+        vals = reference.values(c.formula, trace)
+        first = next((i for i, v in enumerate(vals) if v is True), None)
+        if first is None:
+            return None
+        k = max(k, first)
+    return k
+
+
+def _shift(check: reference.Check, k: int) -> reference.Check:
+    if k == 0:
+        return check
+    return reference.Check(
+        check.value,
+        check.kind,
+        None if check.blame is None else check.blame + k,
+        tuple(i + k for i in check.offending),
+        None if check.opened is None else check.opened + k,
+    )
+
+
+def judge(
+    contract: Contract,
+    trace: reference.Trace,
+    checker: Checker = reference.check,
+    start: int | None = None,
+) -> list[Verdict]:
+    """One verdict per guarantee of ``contract`` on a grounded view (§4.2).
+
+    ``start`` is k* when the caller has computed it (first_match); by
+    default it is computed with the reference evaluator.
+    """
+    out: list[Verdict] = []
+    gs = contract.guarantees
+
+    def each(verdict: str, **kw: Any) -> list[Verdict]:
+        return [
+            Verdict(i, g.text, "skipped", reason=g.skipped)
+            if g.skipped is not None
+            else Verdict(i, g.text, verdict, **kw)
+            for i, g in enumerate(gs)
+        ]
+
+    if contract.activate_at == "first_match":
+        k = activation(contract, trace) if start is None else start
+        if k is None:
+            return each("not_applicable")
+    else:
+        k = 0
+        a = _conj(contract.assumptions)
+        if a is not None:
+            ca = checker(a, trace)
+            if ca.value is False:
+                return each(
+                    "violated",
+                    kind="assumption",
+                    blame=ca.blame,
+                    offending=ca.offending,
+                    opened=ca.opened,
+                )
+            if ca.value is None:
+                return each("unverifiable", reason="assumption unknown")
+    suffix = trace[k:]
+    for i, g in enumerate(gs):
+        if g.skipped is not None:
+            out.append(Verdict(i, g.text, "skipped", reason=g.skipped))
+            continue
+        c = _shift(checker(g.formula, suffix), k)
+        if c.value is True:
+            out.append(Verdict(i, g.text, "pass"))
+        elif c.value is None:
+            out.append(Verdict(i, g.text, "unverifiable"))
+        else:
+            out.append(Verdict(i, g.text, "violated", c.kind, c.blame, c.offending, c.opened))
+    return out
