@@ -1,1 +1,22 @@
-"""sponsio-audit."""
+"""The hook-side guard (Model A): enforce contracts on tool calls as they happen.
+
+``Guard`` decides before each call (``guard_before``), completes the event
+after it (``guard_after``) and reports open obligations at the end
+(``finish``); ``Guard.guarded`` wraps tool functions. See ``guard`` for the
+semantics, ``strategies`` for what each contract strategy does.
+"""
+
+from .guard import Guard
+from .otlp_export import OtlpHttpExporter
+from .redact import looks_secret, redact_args
+from .strategies import Decision, ToolBlocked, Violation
+
+__all__ = [
+    "Decision",
+    "Guard",
+    "OtlpHttpExporter",
+    "ToolBlocked",
+    "Violation",
+    "looks_secret",
+    "redact_args",
+]
