@@ -59,7 +59,7 @@ class AuditResult:
         """A table of the store (files, skipped, spans, events, decisions, …) as Arrow."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
-        return self.store.con.execute(f'SELECT * FROM "{name}"').arrow()
+        return self.store.con.execute(f'SELECT * FROM "{name}"').to_arrow_table()
 
 
 def _contracts_and_permissions(
@@ -101,7 +101,7 @@ def audit(
         store = Store.open(str(db) if db is not None else None)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         ingest(list(paths), store, group_by=group_by)
-    events = store.con.execute("SELECT * FROM events ORDER BY trace_id, seq").arrow()
+    events = store.con.execute("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
     if engine == "reference":
         findings = reference_findings(events, cs, perms)
     elif engine == "columnar":

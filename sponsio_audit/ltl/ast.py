@@ -8,7 +8,7 @@ small function per node kind and dispatch with ``match``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 Arg = Union[str, int, float]
@@ -44,10 +44,20 @@ class Bool:
 
 @dataclass(frozen=True)
 class Atom:
-    """An atom ``name(arg, …)``; bool-valued as a formula, int/number-valued as a term."""
+    """An atom ``name(arg, …)``; bool-valued as a formula, int/number-valued as a term.
+
+    Atoms key every valuation, so their hash is computed once and kept.
+    """
 
     name: str
     args: tuple[Arg, ...] = ()
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.name, self.args)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 Term = Union[Atom, Num, Str]

@@ -182,6 +182,13 @@ def judge(
             for i, g in enumerate(gs)
         ]
 
+    skipped_a = next((c.skipped for c in contract.assumptions if c.skipped is not None), None)
+    if skipped_a is not None:
+        # an assumption we cannot evaluate must not be dropped: that could turn into a pass
+        return [
+            Verdict(i, g.text, "skipped", reason=f"assumption skipped: {skipped_a}")
+            for i, g in enumerate(gs)
+        ]
     if contract.activate_at == "first_match":
         k = activation(contract, trace) if start is None else start
         if k is None:

@@ -1,0 +1,275 @@
+"""The names existing Sponsio configurations use (SEMANTICS.md §6.1).
+
+Aliases of §6 patterns keep the name they were written with (so a YAML
+round trip writes them back unchanged); the other names are factories of
+their own; LLM-judge names load as clauses skipped with "needs an LLM
+judge". Parameter names follow Sponsio's pattern library so that
+arguments given by name load too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sponsio_audit.ltl.ast import (
+    And,
+    Atom,
+    Cmp,
+    Eventually,
+    Formula,
+    Implies,
+    Not,
+    Num,
+    Once,
+    OnceWithin,
+    Since,
+)
+from sponsio_audit.ltl.patterns import (
+    CORE,
+    G,
+    Param,
+    PatternArgError,
+    PatternSpec,
+    _p,
+    c,
+    conj,
+    disj,
+    le,
+    literal,
+    when_called,
+)
+
+_CORE = {s.name: s for s in CORE}
+
+
+def _alias(name: str, target: str, desc_template: str = "") -> PatternSpec:
+    base = _CORE[target]
+    return replace(
+        base,
+        name=name,
+        description=f"{base.description} (= {target})",
+        alias_of=target,
+        desc_template=desc_template or base.desc_template,
+    )
+
+
+# Shell commands that destroy data, escalate privileges or run downloaded code;
+# each is matched literally (regex-escaped) anywhere in the bash call's arguments.
+DANGEROUS_BASH_COMMANDS: tuple[str, ...] = (
+    "rm -rf",
+    "rm -fr",
+    "sudo ",
+    "chmod 777",
+    "chmod -R",
+    "chown -R",
+    "mkfs",
+    "dd if=",
+    "shred ",
+    "> /dev/sd",
+    "sed -i",
+    "python -c",
+    "git push --force",
+    "git reset --hard",
+    ":(){ :|:& };:",
+)
+
+# SQL verbs that destroy or rewrite data; matched as whole words, any case.
+DANGEROUS_SQL_VERBS: tuple[str, ...] = ("DROP", "TRUNCATE", "DELETE", "ALTER", "GRANT", "REVOKE")
+
+JUDGE_NAMES: tuple[str, ...] = (
+    "jailbreak_free",
+    "toxic_free",
+    "harmful",
+    "injection_free",
+    "semantic_pii_free",
+    "hallucination_free",
+    "scope_respect",
+)
+
+
+def _num(x: int | float) -> Num:
+    return Num(x)
+
+
+def _value_range(tool: str, field: str, min_val: Any, max_val: Any) -> Formula:
+    v = Atom("arg_numeric", (tool, field))
+    parts: list[Formula] = []
+    if min_val is not None:
+        parts.append(Cmp("<=", _num(min_val), v))
+    if max_val is not None:
+        parts.append(Cmp("<=", v, _num(max_val)))
+    if not parts:
+        raise PatternArgError("arg_value_range needs min_val or max_val")
+    return when_called(tool, conj(parts))
+
+
+def _since_clear(trigger: Formula, sources: tuple[str, ...], clear: str) -> Formula:
+    """``G(trigger ∧ O src → ¬src S clear)``: since the last source call, `clear` happened."""
+    src = disj(c(s) for s in sources)
+    return G(Implies(And(trigger, Once(src)), Since(Not(src), c(clear))))
+
+
+def _judge(name: str) -> PatternSpec:
+    return PatternSpec(
+        name,
+        (Param("args", "text", default=()),),
+        "LLM-judged constraint: not evaluated offline, listed as skipped",
+        lambda **_: Atom(name),
+        judge=True,
+    )
+
+
+_S = PatternSpec
+SPECS: tuple[PatternSpec, ...] = (
+    _alias("never_together", "mutual_exclusion"),
+    _alias("irreversible_once", "idempotent", "{action} is irreversible: at most once"),
+    _alias("audit_after", "always_followed_by", "{trigger} must be followed by audit {response}"),
+    replace(
+        _alias("dry_run_before_commit", "must_precede", "{before} dry run must precede {after}"),
+        params=_p("dry_run:tool", "commit:tool"),
+        factory=lambda dry_run, commit: when_called(commit, Once(c(dry_run))),
+        desc_template="{dry_run} dry run must precede {commit}",
+    ),
+    replace(
+        _alias("backup_before_destructive", "must_precede"),
+        params=_p("backup:tool", "action:tool"),
+        factory=lambda backup, action: when_called(action, Once(c(backup))),
+        desc_template="{backup} backup must precede destructive {action}",
+    ),
+    replace(
+        _alias("required_steps_completion", "required_steps"),
+        params=_p("trigger:tool", "required_set:tools"),
+        factory=lambda trigger, required_set: when_called(
+            trigger, conj(Eventually(c(s)) for s in required_set)
+        ),
+        desc_template="every {trigger} must be followed by all of [{required_set}]",
+    ),
+    _S(
+        "arg_length_limit",
+        _p("tool:tool", "param:field", "max_chars:int", max_chars_min=0),
+        "field `param` of every call of `tool` has at most n characters",
+        lambda tool, param, max_chars: when_called(
+            tool, le(Atom("arg_length", (tool, param)), max_chars)
+        ),
+        desc_template="{tool}.{param} must not exceed {max_chars} characters",
+    ),
+    _S(
+        "arg_value_range",
+        _p(
+            "tool:tool",
+            "field:field",
+            "min_val:number",
+            "max_val:number",
+            min_val=None,
+            max_val=None,
+        ),
+        "numeric field of every call of `tool` lies in [min, max]",
+        _value_range,
+        desc_template="{tool}.{field} must lie in [{min_val}, {max_val}]",
+    ),
+    _S(
+        "duplicate_call_limit",
+        _p("tool:tool", "args_pattern:regex", "max_count:int", max_count_min=0),
+        "at most n calls of `tool` whose arguments match the regex",
+        lambda tool, args_pattern, max_count: when_called(
+            tool, le(Atom("count_with", (tool, args_pattern)), max_count)
+        ),
+        desc_template="{tool} calls matching the pattern at most {max_count} times",
+    ),
+    _S(
+        "dangerous_bash_commands",
+        _p("forbidden:values", forbidden=DANGEROUS_BASH_COMMANDS),
+        "no bash call contains a listed command (literal text; a shipped list by default)",
+        lambda forbidden: when_called(
+            "bash", conj(Not(Atom("arg_has", ("bash", literal(str(p))))) for p in forbidden)
+        ),
+        desc_template="bash commands [{forbidden}] are banned",
+    ),
+    _S(
+        "dangerous_sql_verbs",
+        _p("tool:tool", "forbidden:values", tool="execute_sql", forbidden=DANGEROUS_SQL_VERBS),
+        "field `query` of the SQL tool uses no listed verb (whole word, any case)",
+        lambda tool, forbidden: when_called(
+            tool,
+            conj(
+                Not(Atom("arg_field_has", (tool, "query", rf"(?i)\b{literal(str(v))}\b")))
+                for v in forbidden
+            ),
+        ),
+        desc_template="{tool} must not use [{forbidden}]",
+    ),
+    _S(
+        "data_intact",
+        _p("bound_tool:regex", "original_paths:paths"),
+        "bash calls matching the command regex touch only paths under the prefixes",
+        lambda bound_tool, original_paths: G(
+            Implies(
+                Atom("arg_has", ("bash", bound_tool)),
+                Atom("arg_paths_within", ("bash", *original_paths)),
+            )
+        ),
+        desc_template="{bound_tool} must use only original data from [{original_paths}]",
+    ),
+    _S(
+        "destructive_action_gate",
+        _p("tool:tool", "approver_role:perm", approver_role="approver"),
+        "every call of `tool` has an earlier confirm_<tool> by an agent with the role",
+        lambda tool, approver_role: when_called(
+            tool, Once(And(c(f"confirm_{tool}"), Atom("perm", (approver_role,))))
+        ),
+        desc_template="{tool} is destructive and requires approval from {approver_role}",
+    ),
+    _S(
+        "untrusted_source_gate",
+        _p("sources:tools", "sinks:tools"),
+        "after an untrusted source, sinks need a confirm_reconfirmed since its last call",
+        lambda sources, sinks: _since_clear(
+            disj(c(s) for s in sinks), sources, "confirm_reconfirmed"
+        ),
+        desc_template="after [{sources}], [{sinks}] requires re-confirmation",
+    ),
+    _S(
+        "confirm_after_source",
+        _p("source:tool", "action:tool"),
+        "after `source`, `action` needs a confirm_<action> since the last `source`",
+        lambda source, action: _since_clear(c(action), (source,), f"confirm_{action}"),
+        desc_template="after {source}, {action} requires confirmation",
+    ),
+    _S(
+        "sanitized_before_sink",
+        _p("source:tool", "sanitizer:tool", "sink:tool"),
+        "after `source`, `sink` needs a `sanitizer` call since the last `source`",
+        lambda source, sanitizer, sink: _since_clear(c(sink), (source,), sanitizer),
+        desc_template="after {source}, {sanitizer} must precede {sink}",
+    ),
+    _S(
+        "approval_freshness",
+        _p("approval:tool", "action:tool", "steps:int", steps_min=0),
+        "every call of `action` has an `approval` within the last n steps",
+        lambda approval, action, steps: when_called(action, OnceWithin(steps, c(approval))),
+        desc_template="{action} requires approval {approval} within {steps} steps",
+    ),
+    _S(
+        "delegation_depth_limit",
+        _p("max_depth:int", max_depth_min=0),
+        "delegation chains are at most n deep",
+        lambda max_depth: G(le(Atom("delegation_depth"), max_depth)),
+        desc_template="delegation depth at most {max_depth}",
+    ),
+    _S(
+        "ctx_required",
+        _p("tool:tool", "key:key", "values:values"),
+        "every call of `tool` happens while context key k has one of the values",
+        lambda tool, key, values: when_called(tool, disj(Atom("ctx", (key, v)) for v in values)),
+        desc_template="{tool} requires context {key} in [{values}]",
+    ),
+    _S(
+        "ctx_matches_required",
+        _p("tool:tool", "key:key", "pattern:regex"),
+        "every call of `tool` happens while context key k matches the regex",
+        lambda tool, key, pattern: when_called(tool, Atom("ctx_matches", (key, pattern))),
+        desc_template="{tool} requires context {key} matching the pattern",
+    ),
+    *(_judge(n) for n in JUDGE_NAMES),
+)
