@@ -10,6 +10,7 @@ is kept, so regexes written in YAML read as their authors meant.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sponsio_audit.ltl.ast import (
@@ -45,7 +46,7 @@ from sponsio_audit.ltl.ast import (
     Yesterday,
 )
 
-UNARY_OPS = {
+UNARY_OPS: dict[str, Callable[[Formula], Formula]] = {
     "X": Next,
     "F": Eventually,
     "G": Always,
@@ -55,7 +56,7 @@ UNARY_OPS = {
     "N": StrongNext,
     "Z": WeakYesterday,
 }
-BINARY_OPS = {"U": Until, "W": WeakUntil, "S": Since, "R": Release, "T": Trigger}
+BINARY_OPS: dict[str, Callable[[Formula, Formula], Formula]] = {"U": Until, "W": WeakUntil, "S": Since, "R": Release, "T": Trigger}
 KEYWORDS = set(UNARY_OPS) | set(BINARY_OPS) | {"true", "false"}
 
 
@@ -338,7 +339,7 @@ def _wrap(f: Formula, min_level: int) -> str:
 
 
 _BIN_SYMBOL = {Until: "U", WeakUntil: "W", Since: "S", Release: "R", Trigger: "T"}
-_UNARY_SYMBOL = {v: k for k, v in UNARY_OPS.items()}
+_UNARY_SYMBOL: dict[object, str] = {v: k for k, v in UNARY_OPS.items()}
 
 
 def show(f: Formula) -> str:
