@@ -1,1 +1,25 @@
-"""sponsio-audit."""
+"""Atoms of SEMANTICS.md §5: the registry and the two groundings.
+
+``Grounder``/``ground_events`` ground one event at a time (the guard);
+``ground_columns``/``Grounding``/``Column`` ground a whole events table
+(the batch audit). The columnar names are imported on first use, so the
+guard does not pay for NumPy and DuckDB.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .online import Grounder, Value, ground_events
+
+__all__ = ["Column", "Grounder", "Grounding", "Value", "ground_columns", "ground_events"]
+
+_COLUMNAR = ("Column", "Grounding", "ground_columns")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _COLUMNAR:
+        from . import columnar
+
+        return getattr(columnar, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -140,7 +140,9 @@ ATOMS: tuple[AtomSpec, ...] = (
         "flow",
         _p("src:agent", "dst:agent"),
         "bool",
-        frozenset({"data_read", "message"}),
+        # delegation too: a hand-over carries the delegating agent's data (SEMANTICS §5 lists
+        # data_read and message; without delegation a leak would be blamed one event late)
+        frozenset({"data_read", "message", "delegation"}),
         "never",
         "data written by src has reached dst in [0, i]",
         stateful=True,

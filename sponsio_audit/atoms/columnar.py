@@ -1,0 +1,247 @@
+"""Grounding the whole events table at once (the batch audit).
+
+``ground_columns(table, atoms)`` gives, per atom, a ``Column``: a value array
+(bool, or float64 for int/number atoms) and an unknown bit-array. Rows are
+events sorted by (trace_id, seq), already restricted to a contract's view by
+the caller; state and keep-last values restart at every trace. The values
+are those of ``online.Grounder`` run trace by trace (property-tested).
+
+How it stays fast: tool names, event types and agents are dictionary-encoded
+once and compared through lookup tables over their few distinct values;
+regexes run with Arrow's RE2 (``match_substring_regex``) once per (regex,
+column, rows of one tool); argument fields are read by DuckDB's JSON
+functions (``arg_fields``), the rest (paths, floats, nested values) parsed
+in Python once per distinct args string; running values are segmented
+NumPy scans (``scans``). The rare state atoms (``flow``, ``ctx``, ``ctx_matches``,
+``delegation_depth``) are in ``state_columns``; flow and delegation depth
+replay the online grounder on only the rows that can change them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..ltl.ast import Atom
+from . import arg_fields, fields, paths, scans
+from .columns import Column, Columns, bool_column, num_column, to_numpy
+from .fields import normalise_tool
+from .online import Permissions, perm_set
+from .registry import canonical_name, lookup
+from .scans import trace_starts
+from .state_columns import STATE_ATOMS
+
+__all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_starts"]
+
+
+class Grounding(Columns):
+    """The shared columns of one events table; ``column(atom)`` grounds one atom (cached)."""
+
+    def column(self, atom: Atom) -> Column:
+        """The grounded column of ``atom`` (cached)."""
+        name = canonical_name(atom.name)
+        spec = lookup(name)
+        if spec is None or not spec.accepts(len(atom.args)):
+            raise ValueError(f"unknown atom or wrong arguments: {atom.name}{atom.args}")
+        key = Atom(name, atom.args)
+        return self.cached(("atom", key), lambda: _ATOMS[name](self, *atom.args))
+
+
+Builder = Callable[..., Column]
+_ATOMS: dict[str, Builder] = {}
+
+
+def _atom(fn: Builder) -> Builder:
+    _ATOMS[fn.__name__.lstrip("_")] = fn
+    return fn
+
+
+@_atom
+def _called(g: Columns, t: Any) -> Column:
+    return bool_column(g.calls(t))
+
+
+@_atom
+def _called_any(g: Columns) -> Column:
+    return bool_column(g.is_type("tool_call"))
+
+
+@_atom
+def _count(g: Columns, t: Any) -> Column:
+    return num_column(scans.cumsum(g.calls(t), g.start))
+
+
+@_atom
+def _consecutive_count(g: Columns, t: Any) -> Column:
+    return num_column(scans.run_length(g.calls(t), g.start))
+
+
+def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(calls of t whose args match, calls of t with args missing)."""
+    calls = g.calls(t)
+    return (
+        g.search("args", str(regex), calls, fields.tool_key(str(t))),
+        calls & g.isnull("args"),
+    )
+
+
+@_atom
+def _arg_has(g: Columns, t: Any, regex: Any) -> Column:
+    return bool_column(*_args_search(g, t, regex))
+
+
+_ATOMS["called_with"] = _arg_has
+
+
+def _on_args(g: Columns, t: Any, fn: Callable[[Any], bool]) -> Column:
+    calls = g.calls(t)
+    hit = g.per_args(calls, fields.tool_key(str(t)), fn, bool)
+    return bool_column(hit, calls & g.isnull("args"))
+
+
+def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) -> Column:
+    """A bool atom testing field f's text (Arrow kernel ``test``) at calls of t."""
+    calls = g.calls(t)
+    fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
+    hit = np.zeros(g.n, dtype=bool)
+    hit[fc.at] = to_numpy(test(fc.text), False)
+    return bool_column(hit, calls & g.isnull("args"))
+
+
+@_atom
+def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
+    fields.compile_regex(str(regex))
+    return _on_field(g, t, f, lambda text: pc.match_substring_regex(text, str(regex)))
+
+
+@_atom
+def _arg_eq(g: Columns, t: Any, f: Any, value: Any) -> Column:
+    want = fields.arg_text(value)
+    return _on_field(g, t, f, lambda text: pc.equal(text, want))
+
+
+@_atom
+def _arg_paths_within(g: Columns, t: Any, *prefixes: Any) -> Column:
+    norms = [paths.normalise(str(p)) for p in prefixes]
+    return _on_args(g, t, lambda args: paths.paths_within(args, norms))
+
+
+@_atom
+def _output_has(g: Columns, t: Any, regex: Any) -> Column:
+    calls = g.calls(t)
+    hit = g.search("content", str(regex), calls, fields.tool_key(str(t)))
+    return bool_column(hit, calls & g.isnull("content"))
+
+
+@_atom
+def _perm(g: Columns, p: Any) -> Column:
+    return bool_column(g.where_value("agent", lambda a: str(p) in perm_set(g.permissions, a)))
+
+
+@_atom
+def _contains(g: Columns, f: Any) -> Column:
+    writes = g.is_type("data_write")
+    has = g.per_args(
+        writes, "data_write", lambda a: fields.field_value(a, str(f)) is not fields.MISSING, bool
+    )
+    return bool_column(scans.ever(has, g.start))
+
+
+def _text_atom(g: Columns, kind: str, name: str, regex: Any) -> Column:
+    rows = g.is_type(kind)
+    return bool_column(g.search(name, str(regex), rows, kind), rows & g.isnull(name))
+
+
+@_atom
+def _llm_output_contains(g: Columns, regex: Any) -> Column:
+    return _text_atom(g, "llm_response", "content", regex)
+
+
+@_atom
+def _llm_input_contains(g: Columns, regex: Any) -> Column:
+    return _text_atom(g, "llm_request", "prompt", regex)
+
+
+@_atom
+def _system_prompt_present(g: Columns) -> Column:
+    req = g.is_type("llm_request")
+    sp = g.table.column("system_prompt")
+    nonempty = to_numpy(pc.greater(pc.utf8_length(sp), 0), False)
+    return bool_column(req & nonempty, req & g.isnull("prompt"))
+
+
+@_atom
+def _context_length(g: Columns) -> Column:
+    req = g.is_type("llm_request")
+    length = to_numpy(pc.utf8_length(g.table.column("prompt")), 0).astype(np.float64)
+    return num_column(*scans.keep_last(req, length, g.isnull("prompt"), g.start))
+
+
+@_atom
+def _token_count(g: Columns, kind: Any) -> Column:
+    k = fields.check_token_kind(kind)
+    resp = g.is_type("llm_response")
+    t_in, t_out, t_tot = (g.numbers(c) for c in ("tokens_in", "tokens_out", "tokens_total"))
+    n_in, n_out, n_tot = (g.isnull(c) for c in ("tokens_in", "tokens_out", "tokens_total"))
+    if k == "input":
+        value, missing = t_in, n_in
+    elif k == "output":
+        value, missing = t_out, n_out
+    else:
+        value = np.where(n_tot, t_in + t_out, t_tot)
+        missing = n_tot & (n_in | n_out)
+    known = resp & ~missing
+    return num_column(
+        scans.cumsum(np.where(known, value, 0.0), g.start), scans.ever(resp & missing, g.start)
+    )
+
+
+@_atom
+def _latency_exceeds(g: Columns, t: Any, ms: Any) -> Column:
+    calls = g.calls(t)
+    over = g.numbers("duration_ns") > float(ms) * 1e6
+    return bool_column(calls & over, calls & g.isnull("duration_ns"))
+
+
+@_atom
+def _count_with(g: Columns, t: Any, regex: Any) -> Column:
+    hit, missing = _args_search(g, t, regex)
+    return num_column(scans.cumsum(hit, g.start), scans.ever(missing, g.start))
+
+
+def _keep_field(g: Columns, t: Any, value: np.ndarray) -> Column:
+    """Keep-last of a field value at calls of t (NaN = unknown, like missing args)."""
+    calls = g.calls(t)
+    unknown = calls & (g.isnull("args") | np.isnan(value))
+    return num_column(*scans.keep_last(calls, np.where(unknown, 0.0, value), unknown, g.start))
+
+
+@_atom
+def _arg_length(g: Columns, t: Any, f: Any) -> Column:
+    calls = g.calls(t)
+    fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
+    length = np.full(g.n, np.nan)
+    chars = to_numpy(pc.utf8_length(fc.text), -1).astype(np.float64)
+    length[fc.at] = np.where(chars < 0, np.nan, chars)
+    return _keep_field(g, t, length)
+
+
+@_atom
+def _arg_numeric(g: Columns, t: Any, f: Any) -> Column:
+    calls = g.calls(t)
+    return _keep_field(g, t, arg_fields.numbers(g, calls, fields.tool_key(str(t)), str(f)))
+
+
+_ATOMS.update(STATE_ATOMS)
+
+
+def ground_columns(
+    table: pa.Table, atoms: Sequence[Atom], permissions: Permissions = None
+) -> dict[Atom, Column]:
+    """Ground every atom over the events table (rows sorted by (trace_id, seq))."""
+    g = Grounding(table, permissions)
+    return {a: g.column(a) for a in atoms}

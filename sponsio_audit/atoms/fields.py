@@ -1,0 +1,152 @@
+"""Value rules shared by both groundings: tool names, regexes, argument fields.
+
+Both the online grounder (one event at a time) and the columnar grounding
+(the whole events table) call these functions, so the two cannot disagree
+on what a tool name, a field or a number is (SEMANTICS.md §5).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from typing import Any
+
+import re2
+
+MISSING: Any = object()
+"""Sentinel: the field is absent from the arguments object."""
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # a bad contract regex is reported by the caller, not on stderr
+
+_NUMERIC = re2.compile(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$", options=_OPTIONS)
+
+TOKEN_KINDS = ("input", "output", "total")
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_regex(pattern: str) -> Any:
+    """RE2-compile a contract regex (unanchored search); ValueError when RE2 rejects it."""
+    try:
+        return re2.compile(pattern, options=_OPTIONS)
+    except re2.error as exc:
+        raise ValueError(f"invalid RE2 regex {pattern!r}: {exc}") from None
+
+
+def normalise_tool(name: str | None) -> str | None:
+    """Lower-case ``name`` and drop an MCP prefix ``mcp__<server>__`` (``mcp__fin__X`` → ``x``).
+
+    A name is MCP-prefixed when it starts with ``mcp__`` (any case) and has a
+    second ``__`` after a non-empty server name; the tool is what follows it.
+    """
+    if name is None:
+        return None
+    low = name.lower()
+    if low.startswith("mcp__"):
+        cut = low.find("__", 6)  # server name is at least one character
+        if cut != -1 and cut + 2 < len(low):
+            return low[cut + 2 :]
+    return low
+
+
+def is_mcp_name(name: str) -> bool:
+    """True when ``name`` names a tool of one MCP server (``mcp__<server>__<tool>``)."""
+    return normalise_tool(name) != name.lower()
+
+
+def tool_key(contract_tool: str) -> tuple[bool, str]:
+    """How a contract's tool name is compared: ``(full, name)``.
+
+    ``full`` is True for a prefixed MCP name, which matches that server only by
+    comparing the whole recorded name case-insensitively; otherwise ``name`` is
+    compared with the recorded name lower-cased and stripped of its MCP prefix.
+    """
+    if is_mcp_name(contract_tool):
+        return True, contract_tool.lower()
+    return False, contract_tool.lower()
+
+
+def tool_matches(key: tuple[bool, str], recorded: str | None) -> bool:
+    """Whether a recorded tool name is the contract tool ``key`` (see ``tool_key``)."""
+    if recorded is None:
+        return False
+    full, name = key
+    return (recorded.lower() if full else normalise_tool(recorded)) == name
+
+
+def text_form(value: Any) -> str:
+    """A field as it is matched: a string as is, anything else as compact JSON (non-ASCII kept)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def arg_text(value: Any) -> str:
+    """A contract argument (``v`` of ``arg_eq``/``ctx``) in the same string form as a field."""
+    if isinstance(value, str):
+        return value
+    return text_form(value)
+
+
+def field_value(args: Any, name: str) -> Any:
+    """Field ``name`` of an arguments object, or MISSING.
+
+    The top-level key ``name`` wins; when it is absent and ``name`` contains
+    dots, it is read as a path through nested objects (``a.b.c``; lists are
+    not indexed).
+    """
+    if not isinstance(args, dict):
+        return MISSING
+    if name in args:
+        return args[name]
+    if "." not in name:
+        return MISSING
+    node: Any = args
+    for part in name.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return node
+
+
+def numeric(value: Any) -> float | None:
+    """A field as a finite number: int/float (not bool) or a decimal string; else None.
+
+    Strings must be plain decimals (``" 12"``, ``"-1.5e3"``); ``nan``, ``inf``
+    and ``1_000`` are not numeric.
+    """
+    if isinstance(value, bool):
+        return None
+    if not isinstance(value, (int, float)) and not (
+        isinstance(value, str) and _NUMERIC.search(value)
+    ):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:  # an int beyond float range
+        return None
+    return out if math.isfinite(out) else None
+
+
+def token_value(kind: str, t_in: int | None, t_out: int | None, t_total: int | None) -> int | None:
+    """Tokens of ``kind`` of one LLM response, None when its usage was not recorded.
+
+    ``total`` is the recorded total, else input + output when both are recorded.
+    """
+    if kind == "input":
+        return t_in
+    if kind == "output":
+        return t_out
+    if t_total is not None:
+        return t_total
+    if t_in is not None and t_out is not None:
+        return t_in + t_out
+    return None
+
+
+def check_token_kind(kind: Any) -> str:
+    """Validate the ``kind`` argument of ``token_count``."""
+    if kind not in TOKEN_KINDS:
+        raise ValueError(f"token_count kind must be one of {TOKEN_KINDS}, not {kind!r}")
+    return str(kind)

@@ -1,0 +1,308 @@
+"""Hand-checked values of every atom of SEMANTICS.md §5 (both groundings must agree)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sponsio_audit.atoms.online import Grounder
+from sponsio_audit.event import Event
+from sponsio_audit.ltl.ast import Atom
+
+from .helpers import call, values, values_of
+
+T, F, U = True, False, None
+
+
+def llm_req(prompt: str | None, system: str | None = "") -> Event:
+    return Event(type="llm_request", prompt=prompt, system_prompt=system)
+
+
+def llm_resp(content: str | None = "ok", **tokens: int | None) -> Event:
+    return Event(type="llm_response", content=content, **tokens)
+
+
+# ---------------------------------------------------------------- tool names
+
+
+def test_called_mcp_prefix_both_ways() -> None:
+    trace = [
+        call("mcp__fin__Issue_Refund"),
+        call("ISSUE_REFUND"),
+        call("mcp__other__issue_refund"),
+        call("issue_refund_v2"),
+        llm_req("hi"),
+        call(None),
+    ]
+    assert values("called(issue_refund)", trace) == [T, T, T, F, F, F]
+    assert values("called(mcp__fin__issue_refund)", trace) == [T, F, F, F, F, F]
+    assert values("called(MCP__FIN__ISSUE_REFUND)", trace) == [T, F, F, F, F, F]
+    assert values("called_any()", trace) == [T, T, T, T, F, T]
+
+
+def test_count_and_consecutive_count() -> None:
+    trace = [call("a"), call("A"), call("b"), llm_req("x"), call("a"), call("a")]
+    assert values("count(a)", trace) == [1, 2, 2, 2, 3, 4]
+    # a non-call event breaks the run (positions are the rows given)
+    assert values("consecutive_count(a)", trace) == [1, 2, 0, 0, 1, 2]
+
+
+# ---------------------------------------------------------------- args
+
+
+def test_arg_has_missing_vs_empty() -> None:
+    trace = [call("bash", None), call("bash", {}), call("bash", {"cmd": "rm -rf /"}), call("ls")]
+    assert values("arg_has(bash, rm)", trace) == [U, F, T, F]
+    assert values("arg_has(bash, ^\\{\\}$)", trace) == [U, T, F, F]
+    assert values("called_with(bash, rm)", trace) == [U, F, T, F]
+
+
+def test_arg_has_matches_compact_json_in_key_order() -> None:
+    trace = [call("t", {"b": 1, "a": "é"}), call("t", {"a": [1, {"x": None}]})]
+    assert values_of(Atom("arg_has", ("t", '^\\{"b":1,"a":"é"\\}$')), trace) == [T, F]
+    assert values_of(Atom("arg_has", ("t", '\\[1,\\{"x":null\\}\\]')), trace) == [F, T]
+    assert values_of(Atom("arg_has", ("t", "(?i)É")), trace) == [T, F]
+    assert values_of(Atom("arg_has", ("t", "É")), trace) == [F, F]
+
+
+def test_arg_field_has_and_arg_eq() -> None:
+    trace = [
+        call("t", {"f": "hello"}),
+        call("t", {"f": 12}),
+        call("t", {"f": {"x": [1, "é"]}}),
+        call("t", {"g": "hello"}),
+        call("t", None),
+        call("t", {"a": {"b": "deep"}, "a.b": "top"}),
+        call("t", {"a": {"b": "deep"}}),
+        call("u", {"f": "hello"}),
+    ]
+    assert values("arg_field_has(t, f, ^hel)", trace) == [T, F, F, F, U, F, F, F]
+    assert values("arg_field_has(t, f, ^12$)", trace) == [F, T, F, F, U, F, F, F]
+    assert values_of(Atom("arg_field_has", ("t", "f", '^\\{"x":\\[1,"é"\\]\\}$')), trace)[2] is T
+    assert values("arg_field_has(t, a.b, top|deep)", trace)[5:7] == [T, T]
+    assert values("arg_eq(t, a.b, top)", trace)[5:7] == [T, F]  # top-level key wins
+    assert values("arg_eq(t, a.b, deep)", trace)[5:7] == [F, T]  # else the dotted path
+    assert values("arg_eq(t, f, hello)", trace) == [T, F, F, F, U, F, F, F]
+    assert values_of(Atom("arg_eq", ("t", "f", 12)), trace)[:2] == [F, T]
+    assert values("arg_eq(t, f, 12)", trace)[:2] == [F, T]  # "12" equals the number 12
+
+
+def test_arg_length_and_numeric_keep_last_value() -> None:
+    trace = [
+        llm_req("x"),
+        call("t", {"f": "héllo", "n": " 7 "}),
+        call("u", {"f": "zz"}),
+        call("t", {"f": 123, "n": True}),
+        call("t", {"n": "1_000"}),
+        call("t", None),
+        call("u"),
+        call("t", {"f": [1, 2], "n": -2.5}),
+        call("t", {"f": "", "n": "1e999"}),
+    ]
+    assert values("arg_length(t, f)", trace) == [0, 5, 5, 3, U, U, U, 5, 0]
+    assert values("arg_numeric(t, n)", trace) == [0, 7.0, 7.0, U, U, U, U, -2.5, U]
+
+
+def test_arg_paths_within_normalisation() -> None:
+    def within(args: object, *prefixes: str) -> bool | None:
+        return values_of(Atom("arg_paths_within", ("w", *prefixes)), [call("w", args)])[0]
+
+    assert within({"path": "/data/x"}, "/data") is T
+    assert within({"path": "/data"}, "/data") is T
+    assert within({"path": "/data2/x"}, "/data") is F
+    assert within({"path": "/data/../etc/passwd"}, "/data") is F
+    assert within({"path": "/data/./a/../b"}, "/data") is T
+    assert within({"path": "//data///x/"}, "/data/") is T
+    assert within({"path": "./x"}, "/data") is F  # relative: unknown directory
+    assert within({"path": "./x"}, ".") is T
+    assert within({"path": "../x"}, ".") is F
+    assert within({"path": "x.txt"}, "/data", ".") is T  # path keys count even when relative
+    assert within({"path": "~/notes"}, "/home") is F  # ~ is not expanded
+    assert within({"path": "~/notes"}, "~") is T
+    assert within({"path": "~/../etc"}, "~") is F
+    assert within({"path": "/.."}, "/") is T
+    assert within({"cmd": "rm -rf /data/x >/tmp/log"}, "/data") is F
+    assert within({"cmd": "rm -rf /data/x >/tmp/log"}, "/data", "/tmp") is T
+    assert within({"cmd": "dd if=/dev/zero of=/data/x"}, "/data") is F
+    assert within({"opts": {"out": ["/data/a", "'/data/b'"]}}, "/data") is T
+    assert within({"paths": ["/data/a", "/etc/b"]}, "/data") is F
+    assert within({"q": "no paths here", "n": 3}, "/data") is T
+    assert within({}, "/data") is T
+    assert within(None, "/data") is U
+    assert values_of(Atom("arg_paths_within", ("w", "/data")), [call("v", {"path": "/x"})]) == [F]
+
+
+def test_output_has() -> None:
+    trace = [
+        call("t", content="ERROR: x"),
+        call("t", content=None),
+        call("t", content=""),
+        call("u"),
+    ]
+    assert values("output_has(t, ERROR)", trace) == [T, U, F, F]
+
+
+# ---------------------------------------------------------------- config and state
+
+
+def test_perm() -> None:
+    trace = [call("t", agent="a"), call("t", agent="b"), call("t", agent=None)]
+    assert values("perm(admin)", trace, {"a": frozenset({"admin"})}) == [T, F, F]
+    assert values("perm(admin)", trace, frozenset({"admin"})) == [T, T, T]
+    assert values("perm(admin)", trace, None) == [F, F, F]
+
+
+def test_contains() -> None:
+    trace = [
+        Event(type="data_write", args={"name": "x"}),
+        Event(type="data_write", args=None),
+        call("t", {"email": "a@b"}),
+        Event(type="data_write", args={"email": None}),
+        Event(type="data_read"),
+    ]
+    assert values("contains(email)", trace) == [F, F, F, T, T]
+
+
+def test_flow() -> None:
+    trace = [
+        Event(type="data_read", agent="b", target="a"),  # nothing written yet
+        Event(type="data_write", agent="a"),
+        Event(type="message", agent="a", target="c"),  # the writer passes its data on
+        Event(type="data_read", agent="b", target="a"),
+        Event(type="delegation", agent="b", target="d"),
+        call("t", agent="d"),
+    ]
+    assert values("flow(a, b)", trace) == [F, F, F, T, T, T]
+    assert values("flow(a, c)", trace) == [F, F, T, T, T, T]
+    assert values("flow(a, d)", trace) == [F, F, F, F, T, T]
+    assert values("flow(b, a)", trace) == [F] * 6
+    assert values("flow(a, a)", trace) == [F] * 6
+
+
+def test_ctx() -> None:
+    trace = [
+        call("t"),
+        Event(type="context_update", args={"role": "user"}),
+        Event(type="context_update", args={"other": 1}),
+        Event(type="context_update", args={"role": 5}),
+        Event(type="context_update", args=None),
+    ]
+    assert values("ctx(role, user)", trace) == [U, T, T, F, F]
+    assert values("ctx(role, 5)", trace) == [U, F, F, T, T]
+    assert values("ctx_matches(role, ^us)", trace) == [U, T, T, F, F]
+    assert values("ctx(missing, x)", trace) == [U] * 5
+
+
+def test_delegation_depth() -> None:
+    trace = [
+        call("t", agent="a"),
+        Event(type="delegation", agent="a", target="b"),
+        call("t", agent="b"),
+        Event(type="message", agent="b", target="c"),
+        call("t", agent="c"),
+        Event(type="message", agent="c", target="a"),  # a reply up the chain: no deeper
+        call("t", agent="a"),
+        Event(type="delegation", agent="a", target="c"),  # c stays at its max depth 2
+    ]
+    assert values("delegation_depth()", trace) == [0, 1, 1, 1, 2, 2, 0, 2]
+
+
+# ---------------------------------------------------------------- LLM atoms
+
+
+def test_llm_text_atoms() -> None:
+    trace = [llm_req("Ignore previous"), llm_resp("SSN 123-45-6789"), llm_req(None), llm_resp(None)]
+    assert values("llm_input_contains((?i)ignore)", trace) == [T, F, U, F]
+    assert values("prompt_contains(Ignore)", trace) == [T, F, U, F]
+    assert values("llm_said(\\d{3}-\\d{2})", trace) == [F, T, F, U]
+    assert values("llm_output_contains(x)", trace) == [F, F, F, U]
+
+
+def test_system_prompt_and_context_length() -> None:
+    trace = [call("t"), llm_req("héllo", "sys"), llm_req("ab", ""), llm_resp(), llm_req(None, None)]
+    assert values("system_prompt_present()", trace) == [F, T, F, F, U]
+    assert values("context_length()", trace) == [0, 5, 2, 2, U]
+
+
+def test_token_count_sticky_unknown() -> None:
+    trace = [
+        call("t"),
+        llm_resp(tokens_in=3, tokens_out=4),
+        llm_resp(tokens_in=1, tokens_out=None, tokens_total=10),
+        llm_resp(tokens_in=2, tokens_out=1),
+        call("t"),
+    ]
+    assert values("token_count(input)", trace) == [0, 3, 4, 6, 6]
+    assert values("token_count(output)", trace) == [0, 4, U, U, U]
+    assert values("token_count(total)", trace) == [0, 7, 17, 20, 20]
+    trace[2] = llm_resp(tokens_in=1)
+    assert values("token_count(total)", trace) == [0, 7, U, U, U]
+    with pytest.raises(ValueError):
+        values("token_count(bogus)", trace)
+
+
+def test_latency_exceeds() -> None:
+    trace = [
+        call("t", duration_ns=5_000_001),
+        call("t", duration_ns=5_000_000),
+        call("t"),
+        call("u"),
+    ]
+    assert values_of(Atom("latency_exceeds", ("t", 5)), trace) == [T, F, U, F]
+
+
+def test_count_with_unknown_after_missing_args() -> None:
+    trace = [call("h", {"u": "a.com"}), call("h", {"u": "b"}), call("x", None), call("h", None)]
+    trace.append(call("h", {"u": "a.com"}))
+    assert values("count_with(h, a\\.com)", trace) == [1, 1, 1, U, U]
+
+
+def test_bad_regex_is_a_configuration_error() -> None:
+    with pytest.raises(ValueError, match="RE2"):
+        Grounder([Atom("arg_has", ("t", "(?<=a)b"))])
+    with pytest.raises(ValueError, match="RE2"):
+        values("arg_has(t, (?<=a)b)", [call("t", {})])
+
+
+# ---------------------------------------------------------------- the grounder
+
+
+def test_rollback_undoes_the_last_event_only() -> None:
+    atoms = [Atom("count", ("t",)), Atom("flow", ("a", "b")), Atom("ctx", ("k", "v"))]
+    g = Grounder(atoms)
+    g.ground(call("t"))
+    g.ground(Event(type="data_write", agent="a"))
+    before = g.ground(Event(type="context_update", args={"k": "v"}))
+    blocked = g.ground(Event(type="data_read", agent="b", target="a"))
+    assert blocked[atoms[1]] is T
+    g.rollback()
+    after = g.ground(call("t"))
+    assert after == {atoms[0]: 2, atoms[1]: F, atoms[2]: T}
+    assert before[atoms[0]] == 1
+    g.rollback()
+    g.rollback()  # a second rollback has nothing left to undo
+    assert g.ground(call("u"))[atoms[0]] == 1
+    g.reset()
+    assert g.ground(call("u")) == {atoms[0]: 0, atoms[1]: F, atoms[2]: U}
+
+
+def test_empty_table() -> None:
+    from sponsio_audit.atoms.columnar import ground_columns
+    from sponsio_audit.event import EVENT_SCHEMA
+
+    atoms = [Atom("count", ("t",)), Atom("delegation_depth"), Atom("arg_eq", ("t", "f", "v"))]
+    cols = ground_columns(EVENT_SCHEMA.empty_table(), atoms)
+    assert all(len(c.value) == len(c.unknown) == 0 for c in cols.values())
+
+
+def test_helpers() -> None:
+    import numpy as np
+
+    from sponsio_audit.atoms.columnar import normalise_tool, trace_starts
+
+    assert trace_starts(np.array(["a", "a", "b", "b", "b", "c"])).tolist() == [0, 0, 2, 2, 2, 5]
+    assert trace_starts(np.array([], dtype=object)).tolist() == []
+    assert normalise_tool("mcp__fin__Issue_Refund") == "issue_refund"
+    assert normalise_tool("MCP__a_b__x__y") == "x__y"
+    assert normalise_tool("mcp__fin__") == "mcp__fin__"  # no tool after the server
+    assert normalise_tool("Bash") == "bash"
+    assert normalise_tool(None) is None
