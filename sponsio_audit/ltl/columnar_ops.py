@@ -1,0 +1,317 @@
+"""Segmented scans: the operators of SEMANTICS.md §3 over many traces at once.
+
+Rows are the events of many traces laid end to end, sorted by trace then
+position; a ``Segments`` value says where each trace (segment) starts and
+ends. Every temporal operator is a whole-array NumPy expression over those
+rows (ARCHITECTURE.md "Evaluating fast"): past operators scan forwards
+(``maximum.accumulate`` of the last index where something held), future
+operators scan backwards (``minimum.accumulate`` of the next index), and a
+result is kept only when the index found lies inside the row's own segment.
+There is no Python loop per event or per trace.
+
+Kleene values (§2) are carried as a ``KCol``: two boolean arrays, ``hi``
+("possibly true": true or unknown) and ``lo`` ("certainly true"). Every
+positive connective and temporal operator is monotone, and for monotone
+operators built from ∧ and ∨ Kleene's strong logic is exactly interval
+arithmetic: apply the Boolean operator to ``hi`` and to ``lo`` separately.
+Negation swaps the bounds (¬ of [lo, hi] is [¬hi, ¬lo]). So each operator
+is written once, as a Boolean scan, and lifted. When a column has no
+unknowns ``hi is lo`` and the scan runs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+class Segments:
+    """Where each trace lies in the row arrays; traces may be empty.
+
+    ``lengths[s]`` and ``first[s]`` describe segment s (``first`` is where an
+    empty segment would start). Per row, computed on first use: ``seg`` (its
+    segment), ``start`` and ``end`` (first and last row of its segment,
+    inclusive) and ``idx`` (the row number), so that scans can compare found
+    indices with them.
+    """
+
+    def __init__(self, lengths: npt.ArrayLike) -> None:
+        self.lengths: IntArray = np.asarray(lengths, dtype=np.int64)
+        self.first: IntArray = np.zeros(len(self.lengths), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=self.first[1:])
+
+    @classmethod
+    def from_lengths(cls, lengths: npt.ArrayLike) -> Segments:
+        """Segments of the given lengths, laid out one after another."""
+        return cls(lengths)
+
+    @classmethod
+    def from_keys(cls, keys: npt.ArrayLike, n_segments: int) -> Segments:
+        """Segments from a non-decreasing segment number per row (0 ≤ key < n_segments)."""
+        k = np.asarray(keys, dtype=np.int64)
+        if len(k) > 1 and bool(np.any(k[1:] < k[:-1])):
+            raise ValueError("rows must be sorted by segment")
+        return cls(np.bincount(k, minlength=n_segments))
+
+    @cached_property
+    def seg(self) -> IntArray:
+        return np.repeat(np.arange(len(self.lengths), dtype=np.int64), self.lengths)
+
+    @cached_property
+    def start(self) -> IntArray:
+        return self.first[self.seg]
+
+    @cached_property
+    def end(self) -> IntArray:
+        return (self.first + self.lengths - 1)[self.seg]
+
+    @cached_property
+    def idx(self) -> IntArray:
+        return np.arange(int(self.lengths.sum()), dtype=np.int64)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.first[-1] + self.lengths[-1]) if len(self.lengths) else 0
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def pos(self) -> IntArray:
+        """Each row's position inside its own trace."""
+        return self.idx - self.start
+
+    def first_rows(self) -> IntArray:
+        """The first row of every non-empty segment."""
+        return self.first[self.lengths > 0]
+
+    def last_rows(self) -> IntArray:
+        """The last row of every non-empty segment."""
+        return (self.first + self.lengths - 1)[self.lengths > 0]
+
+
+# ---------------------------------------------------------------- Kleene columns
+
+
+@dataclass(frozen=True, eq=False)
+class KCol:
+    """A Kleene column: ``hi`` = possibly true, ``lo`` = certainly true (lo ⊆ hi)."""
+
+    hi: BoolArray
+    lo: BoolArray
+
+    @classmethod
+    def exact(cls, x: BoolArray) -> KCol:
+        """A column without unknowns."""
+        return cls(x, x)
+
+    @classmethod
+    def of(cls, value: BoolArray, unknown: BoolArray | None) -> KCol:
+        """From a Boolean value and an unknown mask (shared bounds when nothing is unknown)."""
+        if unknown is None or not unknown.any():
+            return cls.exact(value)
+        return cls(value | unknown, value & ~unknown)
+
+    @property
+    def is_exact(self) -> bool:
+        return self.hi is self.lo
+
+
+UnaryScan = Callable[[Segments, BoolArray], BoolArray]
+BinaryScan = Callable[[Segments, BoolArray, BoolArray], BoolArray]
+
+
+def k_not(x: KCol) -> KCol:
+    """Kleene negation: the bounds swap and flip."""
+    if x.is_exact:
+        return KCol.exact(~x.hi)
+    return KCol(~x.lo, ~x.hi)
+
+
+def lift1(op: UnaryScan, s: Segments, x: KCol) -> KCol:
+    """Apply a monotone Boolean scan to both bounds."""
+    if x.is_exact:
+        return KCol.exact(op(s, x.hi))
+    return KCol(op(s, x.hi), op(s, x.lo))
+
+
+def lift2(op: BinaryScan, s: Segments, a: KCol, b: KCol) -> KCol:
+    """Apply a monotone binary Boolean scan to both bounds."""
+    if a.is_exact and b.is_exact:
+        return KCol.exact(op(s, a.hi, b.hi))
+    return KCol(op(s, a.hi, b.hi), op(s, a.lo, b.lo))
+
+
+# ---------------------------------------------------------------- index scans
+
+
+def last_true(s: Segments, x: BoolArray) -> IntArray:
+    """For each row, the last row ≤ it where x holds (−1 if none; may lie in an earlier trace)."""
+    return np.maximum.accumulate(np.where(x, s.idx, -1))
+
+
+def next_true(s: Segments, x: BoolArray) -> IntArray:
+    """For each row, the first row ≥ it where x holds (n_rows if none; may lie in a later trace)."""
+    r = np.where(x, s.idx, s.n_rows)[::-1]
+    np.minimum.accumulate(r, out=r)
+    return r[::-1]
+
+
+def rev_min(x: IntArray) -> IntArray:
+    """Suffix minimum: out[i] = min(x[i:])."""
+    r = x[::-1].copy()
+    np.minimum.accumulate(r, out=r)
+    return r[::-1]
+
+
+def window_reduce(x: IntArray, width: int, op: np.ufunc, fill: int) -> IntArray:
+    """out[i] = op over x[i : i + width] (positions past the end count as ``fill``).
+
+    Sparse-table doubling: r_2s[i] = op(r_s[i], r_s[i + s]) until s reaches
+    the largest power of two ≤ width, then one more op of two overlapping
+    windows (op is idempotent: max or min). log2(width) + 1 array passes.
+    """
+    n = len(x)
+    if width <= 0:
+        return np.full(n, fill, dtype=x.dtype)
+    r, span = x, 1
+    while span * 2 <= width:
+        r, span = _pair(r, span, op, fill), span * 2
+    return r if span == width else _pair(r, width - span, op, fill)
+
+
+def shifted(x: IntArray, k: int, fill: int) -> IntArray:
+    """out[i] = x[i + k], ``fill`` past the end."""
+    n = len(x)
+    out = np.full(n, fill, dtype=x.dtype)
+    if k < n:
+        out[: n - k] = x[k:]
+    return out
+
+
+def _pair(r: IntArray, k: int, op: np.ufunc, fill: int) -> IntArray:
+    """op(r[i], r[i + k]), with r past the end read as ``fill``."""
+    out: IntArray = op(r, shifted(r, k, fill))
+    return out
+
+
+# ---------------------------------------------------------------- Boolean scans
+
+
+def and_(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    return a & b
+
+
+def or_(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    return a | b
+
+
+def next_(s: Segments, x: BoolArray) -> BoolArray:
+    """``X x``: x at the next row; true at the last row of a trace (weak)."""
+    r = np.empty_like(x)
+    r[:-1] = x[1:]
+    r[s.last_rows()] = True
+    return r
+
+
+def strong_next(s: Segments, x: BoolArray) -> BoolArray:
+    """``N x``: x at the next row; false at the last row of a trace."""
+    r = np.empty_like(x)
+    r[:-1] = x[1:]
+    r[s.last_rows()] = False
+    return r
+
+
+def yesterday(s: Segments, x: BoolArray) -> BoolArray:
+    """``Y x``: x at the previous row; false at the first row of a trace."""
+    r = np.empty_like(x)
+    r[1:] = x[:-1]
+    r[s.first_rows()] = False
+    return r
+
+
+def weak_yesterday(s: Segments, x: BoolArray) -> BoolArray:
+    """``Z x``: x at the previous row; true at the first row of a trace."""
+    r = np.empty_like(x)
+    r[1:] = x[:-1]
+    r[s.first_rows()] = True
+    return r
+
+
+def once(s: Segments, x: BoolArray) -> BoolArray:
+    """``O x``: the last x at or before the row lies in the row's trace."""
+    return last_true(s, x) >= s.start
+
+
+def historically(s: Segments, x: BoolArray) -> BoolArray:
+    """``H x``: no ¬x at or before the row in its trace."""
+    return last_true(s, ~x) < s.start
+
+
+def eventually(s: Segments, x: BoolArray) -> BoolArray:
+    """``F x``: the next x at or after the row lies in the row's trace."""
+    return next_true(s, x) <= s.end
+
+
+def always(s: Segments, x: BoolArray) -> BoolArray:
+    """``G x``: no ¬x at or after the row in its trace."""
+    return next_true(s, ~x) > s.end
+
+
+def since(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    """``a S b``: the last b lies in the trace and no ¬a came after it."""
+    lb = last_true(s, b)
+    return (lb >= s.start) & (lb >= last_true(s, ~a))
+
+
+def trigger(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    """``a T b`` = ¬(¬a S ¬b)."""
+    return ~since(s, ~a, ~b)
+
+
+def until(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    """``a U b``: the next b lies in the trace and no ¬a comes before it."""
+    nb = next_true(s, b)
+    return (nb <= s.end) & (nb <= next_true(s, ~a))
+
+
+def weak_until(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    """``a W b``: no ¬a in the rest of the trace, or a b no later than the first ¬a."""
+    na = next_true(s, ~a)
+    return (na > s.end) | (next_true(s, b) <= na)
+
+
+def release(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
+    """``a R b`` = ¬(¬a U ¬b)."""
+    return ~until(s, ~a, ~b)
+
+
+def once_within(k: int, s: Segments, x: BoolArray) -> BoolArray:
+    """``O[k] x``: the last x is no earlier than max(start, i − k)."""
+    return last_true(s, x) >= np.maximum(s.start, s.idx - k)
+
+
+def historically_within(k: int, s: Segments, x: BoolArray) -> BoolArray:
+    """``H[k] x`` = ¬O[k]¬x."""
+    return ~once_within(k, s, ~x)
+
+
+def eventually_within(a: int, b: int, s: Segments, x: BoolArray) -> BoolArray:
+    """``F[a,b] x``: the first x at or after i + a is no later than min(i + b, end)."""
+    if a > b:
+        return np.zeros(s.n_rows, dtype=bool)
+    at = shifted(next_true(s, x), a, s.n_rows)
+    return (at <= s.idx + b) & (at <= s.end)
+
+
+def always_within(a: int, b: int, s: Segments, x: BoolArray) -> BoolArray:
+    """``G[a,b] x`` = ¬F[a,b]¬x."""
+    return ~eventually_within(a, b, s, ~x)
