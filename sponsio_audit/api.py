@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.engine import columnar_findings, reference_findings
+from sponsio_audit.engine import columnar_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.verdicts import build_tables, count_by
@@ -103,12 +103,12 @@ def audit(
         ingest(list(paths), store, group_by=group_by)
     events = store.con.execute("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
     if engine == "reference":
-        findings = reference_findings(events, cs, perms)
+        raw = reference_raw(events, cs, perms)
     elif engine == "columnar":
-        findings = columnar_findings(events, cs, perms)
+        raw = columnar_raw(events, cs, perms)
     else:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
-    verdicts, violations = build_tables(findings, events)
+    verdicts, violations = build_tables(raw, events, cs)
     _save(store, verdicts, violations)
     return AuditResult(store, cs, verdicts, violations, _summary(store, cs, verdicts, violations))
 

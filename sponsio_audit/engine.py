@@ -1,30 +1,80 @@
-"""The two evaluation engines: contracts × traces → ``Finding`` rows.
+"""The two evaluation engines: events × contracts → the raw verdict table.
 
 Views (SEMANTICS.md §1): a contract sees the events of its atoms' types,
 restricted to its agent; stateful atoms are grounded over all of that
 agent's events and read at the view's positions. A contract of one agent
 on a trace where that agent has no event is ``not_applicable`` there.
 ``segregation_of_duty`` contracts (``per_agent``) are evaluated on each
-agent's events apart; the trace violates when any agent does.
+agent's events apart; the trace violates when any agent does (blame: the
+earliest blamed event; offending: all of them).
 
-``reference_findings`` is the obviously-correct path (online grounding and
-``contract.judge`` per trace); ``columnar_findings`` is the fast path.
+``reference_raw`` is the obviously-correct path (online grounding and
+``contract.judge`` per trace); ``columnar_raw`` the fast path (grounding
+and evaluation vectorised over every trace, the monitor for the blame of
+the few shapes the scans do not cover). Both return ``RAW_SCHEMA`` rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sponsio_audit.atoms.online import ground_events
 from sponsio_audit.event import event_from_row
 from sponsio_audit.ltl.contract import Contract, judge
-from sponsio_audit.verdicts import Finding
+from sponsio_audit.verdicts import RAW_SCHEMA
+
+Perms = Mapping[str, frozenset[str]]
+Row = dict[str, Any]
 
 
-def _groups(contract: Contract, rows: list[dict[str, Any]], idxs: list[int]) -> list[list[int]]:
+def _row(trace_id: str, contract: Contract, g: int, verdict: str, **kw: Any) -> Row:
+    return {
+        "trace_id": trace_id,
+        "contract_id": contract.id,
+        "guarantee": g,
+        "verdict": verdict,
+        "kind": kw.get("kind"),
+        "blame_row": kw.get("blame_row"),
+        "opened_row": kw.get("opened_row"),
+        "offending_rows": list(kw.get("offending_rows", ())),
+        "reason": kw.get("reason"),
+    }
+
+
+def _not_applicable(trace_id: str, contract: Contract) -> list[Row]:
+    return [
+        _row(trace_id, contract, g, "not_applicable", reason="agent has no event in the trace")
+        for g in range(len(contract.guarantees))
+    ]
+
+
+def merge_per_agent(parts: Sequence[Sequence[Row]]) -> list[Row]:
+    """One row per guarantee from per-agent rows: violated if any part is, else
+    unverifiable if any is, else the first part's verdict."""
+    out = []
+    for same in zip(*parts, strict=True):
+        bad = [r for r in same if r["verdict"] == "violated"]
+        if bad:
+            first = min(bad, key=lambda r: -1 if r["blame_row"] is None else r["blame_row"])
+            merged = dict(first)
+            merged["offending_rows"] = sorted({x for r in bad for x in r["offending_rows"]})
+            out.append(merged)
+        elif unknown := [r for r in same if r["verdict"] == "unverifiable"]:
+            out.append(dict(unknown[0]))
+        else:
+            out.append(dict(same[0]))
+    return out
+
+
+# ---------------------------------------------------------------- reference engine
+
+
+def _groups(contract: Contract, rows: list[Row], idxs: list[int]) -> list[list[int]]:
     """Row indices of each sub-trace the contract is evaluated on (agent filter, per-agent)."""
     if contract.agent != "*":
         idxs = [i for i in idxs if rows[i]["agent"] == contract.agent]
@@ -33,87 +83,152 @@ def _groups(contract: Contract, rows: list[dict[str, Any]], idxs: list[int]) -> 
     by_agent: dict[Any, list[int]] = {}
     for i in idxs:
         by_agent.setdefault(rows[i]["agent"], []).append(i)
-    return [by_agent[k] for k in sorted(by_agent, key=lambda a: (a is None, str(a)))] or [[]]
+    return list(by_agent.values()) or [[]]
 
 
-def _merge(trace_id: str, contract: Contract, parts: list[list[Finding]]) -> list[Finding]:
-    """Combine per-agent findings: violated if any part is, else unverifiable if any is."""
-    out = []
-    for g in range(len(contract.guarantees)):
-        fs = [p[g] for p in parts]
-        bad = [f for f in fs if f.verdict == "violated"]
-        if bad:
-            first = min(bad, key=lambda f: f.blame if f.blame is not None else -1)
-            offending = tuple(sorted({r for f in bad for r in f.offending}))
-            out.append(
-                Finding(
-                    trace_id,
-                    contract,
-                    g,
-                    "violated",
-                    first.kind,
-                    first.blame,
-                    offending,
-                    first.opened,
-                )
-            )
-        elif any(f.verdict == "unverifiable" for f in fs):
-            out.append(Finding(trace_id, contract, g, "unverifiable"))
-        else:
-            out.append(fs[0])
-    return out
-
-
-def _trace_findings(
-    trace_id: str,
-    contract: Contract,
-    rows: list[dict[str, Any]],
-    idxs: list[int],
-    perms: Mapping[str, frozenset[str]],
-) -> list[Finding]:
+def _trace_rows(
+    trace_id: str, contract: Contract, rows: list[Row], idxs: list[int], perms: Perms
+) -> list[Row]:
     if contract.agent != "*" and not any(rows[i]["agent"] == contract.agent for i in idxs):
-        return [
-            Finding(trace_id, contract, g, "not_applicable", reason="agent not in trace")
-            for g in range(len(contract.guarantees))
-        ]
+        return _not_applicable(trace_id, contract)
     types = contract.view_types()
     atoms = contract.atoms()
     parts = []
     for group in _groups(contract, rows, idxs):
-        events = [event_from_row(rows[i]) for i in group]
-        vals = ground_events(atoms, events, perms)
+        vals = ground_events(atoms, [event_from_row(rows[i]) for i in group], perms)
         view = [p for p, i in enumerate(group) if rows[i]["type"] in types]
-        verdicts = judge(contract, [vals[p] for p in view])
         at = [group[p] for p in view]  # view position -> events row
         parts.append(
             [
-                Finding(
+                _row(
                     trace_id,
                     contract,
                     v.guarantee,
                     v.verdict,
-                    v.kind,
-                    None if v.blame is None else at[v.blame],
-                    tuple(at[p] for p in v.offending),
-                    None if v.opened is None else at[v.opened],
-                    v.reason,
+                    kind=v.kind,
+                    blame_row=None if v.blame is None else at[v.blame],
+                    opened_row=None if v.opened is None else at[v.opened],
+                    offending_rows=[at[p] for p in v.offending],
+                    reason=v.reason,
                 )
-                for v in verdicts
+                for v in judge(contract, [vals[p] for p in view])
             ]
         )
-    return parts[0] if len(parts) == 1 else _merge(trace_id, contract, parts)
+    return parts[0] if len(parts) == 1 else merge_per_agent(parts)
 
 
-def reference_findings(
-    events: pa.Table, contracts: Iterable[Contract], perms: Mapping[str, frozenset[str]]
-) -> list[Finding]:
-    """Findings by the reference engine: online grounding and ``contract.judge`` per trace."""
+def reference_raw(events: pa.Table, contracts: Iterable[Contract], perms: Perms) -> pa.Table:
+    """Raw verdicts by the reference engine: online grounding and ``judge`` per trace."""
     rows = events.to_pylist()
     traces: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         traces.setdefault(r["trace_id"], []).append(i)
-    out: list[Finding] = []
+    out: list[Row] = []
     for trace_id, idxs in traces.items():
         for c in contracts:
-            out.extend(_trace_findings(trace_id, c, rows, idxs, perms))
-    return out
+            out.extend(_trace_rows(trace_id, c, rows, idxs, perms))
+    return pa.Table.from_pylist(out, schema=RAW_SCHEMA)
+
+
+# ---------------------------------------------------------------- columnar engine
+
+
+def _bool(mask: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) -> pa.Table:
+    """Raw verdicts by the columnar engine: one grounding per (agent filter, per-agent)
+    group of contracts, one evaluator per view, all traces at once."""
+    from sponsio_audit.atoms.columnar import ground_columns
+    from sponsio_audit.ltl.columnar_contracts import evaluate_contracts
+    from sponsio_audit.ltl.columnar_views import Views, trace_index
+    from sponsio_audit.ltl.monitor import monitor_check
+
+    if events.num_rows == 0 or not contracts:
+        return RAW_SCHEMA.empty_table()
+    trace, n = trace_index(events.column("trace_id"))
+    firsts = np.flatnonzero(np.r_[True, trace[1:] != trace[:-1]])
+    trace_ids = events.column("trace_id").take(pa.array(firsts))
+    groups: dict[tuple[str, bool], list[Contract]] = {}
+    for c in contracts:
+        groups.setdefault((c.agent, c.per_agent), []).append(c)
+    tables = []
+    for (agent, per_agent), cs in groups.items():
+        table, tr, rowmap = events, trace, np.arange(events.num_rows)
+        present = np.ones(n, dtype=bool)
+        if agent != "*":
+            keep = _bool(pc.equal(events.column("agent"), agent))
+            table, tr, rowmap = events.filter(pa.array(keep)), trace[keep], rowmap[keep]
+            present = np.bincount(tr, minlength=n) > 0
+        grounded = table
+        if per_agent:  # stateful atoms per (trace, agent): regroup, key the grounding by both
+            agents = pc.fill_null(table.column("agent"), "").to_numpy(zero_copy_only=False)
+            order = np.lexsort((np.arange(table.num_rows), agents, tr))
+            table, tr, rowmap = table.take(pa.array(order)), tr[order], rowmap[order]
+            key = pc.binary_join_element_wise(
+                table.column("trace_id"), pc.fill_null(table.column("agent"), ""), "\x1f"
+            )
+            grounded = table.set_column(0, "trace_id", key)
+        atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
+        cols = ground_columns(grounded, atoms, perms)
+        views = Views(table, tr, n)
+        out = evaluate_contracts([(c, views.of(c), cols) for c in cs], monitor_check)
+        tables.append(_to_raw(out, rowmap, trace_ids, present, per_agent, cs))
+    return pa.concat_tables(tables)
+
+
+def _map_rows(rows: pa.ChunkedArray, rowmap: np.ndarray) -> pa.Array:
+    """Row numbers of a filtered/reordered table mapped back to the events table."""
+    return pc.take(pa.array(rowmap), rows)
+
+
+def _to_raw(
+    out: pa.Table,
+    rowmap: np.ndarray,
+    trace_ids: pa.ChunkedArray,
+    present: np.ndarray,
+    per_agent: bool,
+    contracts: Sequence[Contract],
+) -> pa.Table:
+    """The columnar result (trace numbers, rows of a filtered table) as RAW_SCHEMA rows."""
+    off = out.column("offending_rows").combine_chunks()
+    flat = _map_rows(off.flatten(), rowmap)
+    offending = pa.ListArray.from_arrays(off.offsets, flat)
+    trace_no = out.column("trace").to_numpy()
+    raw = pa.table(
+        {
+            "trace_id": trace_ids.take(pa.array(trace_no)),
+            "contract_id": out.column("contract"),
+            "guarantee": out.column("guarantee"),
+            "verdict": out.column("verdict").cast(pa.string()),
+            "kind": out.column("kind").cast(pa.string()),
+            "blame_row": _map_rows(out.column("blame_row"), rowmap),
+            "opened_row": _map_rows(out.column("opened_row"), rowmap),
+            "offending_rows": offending,
+            "reason": out.column("reason"),
+        },
+        schema=RAW_SCHEMA,
+    )
+    absent = ~present[trace_no]
+    if absent.any():  # an agent's contract on a trace without that agent
+        by_id = {c.id: c for c in contracts}
+        na = {
+            (r["trace_id"], r["contract_id"])
+            for r in raw.filter(pa.array(absent)).select(["trace_id", "contract_id"]).to_pylist()
+        }
+        fixed = [row for t, cid in sorted(na) for row in _not_applicable(t, by_id[cid])]
+        raw = pa.concat_tables(
+            [raw.filter(pa.array(~absent)), pa.Table.from_pylist(fixed, schema=RAW_SCHEMA)]
+        )
+    if per_agent:  # several segments per (trace, contract): merge them
+        rows = raw.to_pylist()
+        keyed: dict[tuple[str, str], list[list[Row]]] = {}
+        for r in rows:
+            parts = keyed.setdefault((r["trace_id"], r["contract_id"]), [])
+            if r["guarantee"] == 0:
+                parts.append([])
+            parts[-1].append(r)
+        merged = [row for parts in keyed.values() for row in merge_per_agent(parts)]
+        raw = pa.Table.from_pylist(merged, schema=RAW_SCHEMA)
+    return raw

@@ -1,19 +1,38 @@
 """The ``verdicts`` and ``violations`` tables (ARCHITECTURE.md store schema).
 
-Both evaluation engines (reference and columnar) produce ``Finding`` rows
-— one per (trace, contract, guarantee), positions mapped to event rows —
-and this module turns them into the two Arrow tables that reports read.
+Both evaluation engines (reference and columnar) produce the same *raw*
+table (``RAW_SCHEMA``): one row per (trace, contract, guarantee) with the
+blamed, opened and offending events as row numbers of the events table.
+``build_tables`` turns it into the two tables that reports read, with
+Arrow ``take``s rather than a Python loop per verdict; only the evidence
+sentence is formatted per violation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sponsio_audit.evidence import describe
 from sponsio_audit.ltl.contract import Contract
+
+RAW_SCHEMA = pa.schema(
+    [
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("contract_id", pa.string(), nullable=False),
+        pa.field("guarantee", pa.int32(), nullable=False),
+        pa.field("verdict", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("blame_row", pa.int64()),
+        pa.field("opened_row", pa.int64()),
+        pa.field("offending_rows", pa.list_(pa.int64())),
+        pa.field("reason", pa.string()),
+    ]
+)
+"""What an engine returns: rows index the events table (sorted by trace_id, seq)."""
 
 VERDICT_SCHEMA = pa.schema(
     [
@@ -51,92 +70,110 @@ VIOLATION_SCHEMA = pa.schema(
         pa.field("record", pa.int64()),
     ]
 )
-"""One row per offending event of a violated guarantee (the blamed one flagged)."""
+"""One row per offending event of a violated guarantee (the blamed one flagged).
+
+A violation with no event to blame (a liveness obligation on an empty view,
+e.g. ``F called(x)`` on a trace without tool calls) has one row with a null seq.
+"""
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One guarantee of one contract on one trace, positions already mapped to event rows.
-
-    ``rows`` are indices into the events table: ``blame`` the blamed event,
-    ``offending`` every offending event (blame included), ``opened`` the
-    event that opened a liveness obligation.
-    """
-
-    trace_id: str
-    contract: Contract
-    guarantee: int
-    verdict: str
-    kind: str | None = None
-    blame: int | None = None
-    offending: tuple[int, ...] = ()
-    opened: int | None = None
-    reason: str | None = None
+def _lookup(contracts: Sequence[Contract], ids: pa.ChunkedArray, g: pa.ChunkedArray) -> dict:
+    """Per-row guarantee text, severity and strategy, by Arrow takes over small tables."""
+    keys = pa.array([c.id for c in contracts], type=pa.string())
+    ci = pc.index_in(ids, value_set=keys).to_numpy(zero_copy_only=False)
+    base = np.cumsum([0] + [len(c.guarantees) for c in contracts])[:-1]
+    texts = pa.array([gg.text for c in contracts for gg in c.guarantees], type=pa.string())
+    gi = base[ci.astype(np.int64)] + g.to_numpy().astype(np.int64)
+    return {
+        "guarantee_text": texts.take(pa.array(gi)),
+        "severity": pa.array([c.severity for c in contracts], pa.string()).take(pa.array(ci)),
+        "strategy": pa.array([c.strategy.kind for c in contracts], pa.string()).take(pa.array(ci)),
+    }
 
 
-def build_tables(findings: Iterable[Finding], events: pa.Table) -> tuple[pa.Table, pa.Table]:
-    """The ``verdicts`` and ``violations`` tables of ``findings`` (deterministic order)."""
-    cols = {name: events.column(name) for name in ("seq", "span_id", "tool", "agent")}
-    cols |= {name: events.column(name) for name in ("file_id", "record")}
+def _take(events: pa.Table, column: str, rows: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return pc.take(events.column(column), rows)
 
-    def at(name: str, row: int | None) -> object:
-        return None if row is None else cols[name][row].as_py()
 
-    ordered = sorted(findings, key=lambda f: (f.trace_id, f.contract.id, f.guarantee))
-    vrows: dict[str, list[object]] = {n: [] for n in VERDICT_SCHEMA.names}
-    xrows: dict[str, list[object]] = {n: [] for n in VIOLATION_SCHEMA.names}
-    for f in ordered:
-        clause = f.contract.guarantees[f.guarantee]
-        text = clause.text
-        for name, value in (
-            ("trace_id", f.trace_id),
-            ("contract_id", f.contract.id),
-            ("guarantee", f.guarantee),
-            ("guarantee_text", text),
-            ("verdict", f.verdict),
-            ("kind", f.kind),
-            ("blame_seq", at("seq", f.blame)),
-            ("opened_seq", at("seq", f.opened)),
-            ("offending", len(f.offending)),
-            ("reason", f.reason),
-        ):
-            vrows[name].append(value)
-        if f.verdict != "violated":
-            continue
-        for row in sorted(set(f.offending) | ({f.blame} if f.blame is not None else set())):
-            tool = at("tool", row)
-            evidence = describe(
-                f.contract,
-                f.guarantee,
-                f.kind or "guarantee",
-                seq=at("seq", row),  # type: ignore[arg-type]
-                tool=tool,  # type: ignore[arg-type]
-                opened_seq=at("seq", f.opened),  # type: ignore[arg-type]
-                opened_tool=at("tool", f.opened),  # type: ignore[arg-type]
-            )
-            for name, value in (
-                ("trace_id", f.trace_id),
-                ("contract_id", f.contract.id),
-                ("guarantee", f.guarantee),
-                ("guarantee_text", text),
-                ("kind", f.kind),
-                ("severity", f.contract.severity),
-                ("strategy", f.contract.strategy.kind),
-                ("seq", at("seq", row)),
-                ("blamed", row == f.blame),
-                ("span_id", at("span_id", row)),
-                ("tool", tool),
-                ("agent", at("agent", row)),
-                ("evidence", evidence),
-                ("opened_seq", at("seq", f.opened)),
-                ("file_id", at("file_id", row)),
-                ("record", at("record", row)),
-            ):
-                xrows[name].append(value)
-    return (
-        pa.table(vrows, schema=VERDICT_SCHEMA),
-        pa.table(xrows, schema=VIOLATION_SCHEMA),
+def build_tables(
+    raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]
+) -> tuple[pa.Table, pa.Table]:
+    """The ``verdicts`` and ``violations`` tables of an engine's raw table (sorted)."""
+    raw = raw.sort_by(
+        [("trace_id", "ascending"), ("contract_id", "ascending"), ("guarantee", "ascending")]
     )
+    by_id = {c.id: c for c in contracts}
+    info = _lookup(contracts, raw.column("contract_id"), raw.column("guarantee"))
+    verdicts = pa.table(
+        {
+            "trace_id": raw.column("trace_id"),
+            "contract_id": raw.column("contract_id"),
+            "guarantee": raw.column("guarantee"),
+            "guarantee_text": info["guarantee_text"],
+            "verdict": raw.column("verdict"),
+            "kind": raw.column("kind"),
+            "blame_seq": _take(events, "seq", raw.column("blame_row")),
+            "opened_seq": _take(events, "seq", raw.column("opened_row")),
+            "offending": pc.fill_null(pc.list_value_length(raw.column("offending_rows")), 0).cast(
+                pa.int64()
+            ),
+            "reason": raw.column("reason"),
+        },
+        schema=VERDICT_SCHEMA,
+    )
+    bad = raw.filter(pc.equal(raw.column("verdict"), "violated"))
+    if bad.num_rows == 0:
+        return verdicts, VIOLATION_SCHEMA.empty_table()
+    # offending rows, each violated verdict at least once (a null row when nothing to blame)
+    off = pc.if_else(
+        pc.fill_null(pc.greater(pc.list_value_length(bad.column("offending_rows")), 0), False),
+        bad.column("offending_rows"),
+        pa.scalar([None], pa.list_(pa.int64())),
+    )
+    parent = pc.list_parent_indices(off)
+    rows = pc.list_flatten(off)
+    v = bad.take(parent)
+    binfo = _lookup(contracts, v.column("contract_id"), v.column("guarantee"))
+    seq = _take(events, "seq", rows)
+    tool = _take(events, "tool", rows)
+    opened_row = v.column("opened_row")
+    opened_seq = _take(events, "seq", opened_row)
+    opened_tool = _take(events, "tool", opened_row)
+    evidence = [
+        describe(by_id[cid], g, kind or "guarantee", seq=s, tool=t, opened_seq=os_, opened_tool=ot)
+        for cid, g, kind, s, t, os_, ot in zip(
+            v.column("contract_id").to_pylist(),
+            v.column("guarantee").to_pylist(),
+            v.column("kind").to_pylist(),
+            seq.to_pylist(),
+            tool.to_pylist(),
+            opened_seq.to_pylist(),
+            opened_tool.to_pylist(),
+            strict=True,
+        )
+    ]
+    violations = pa.table(
+        {
+            "trace_id": v.column("trace_id"),
+            "contract_id": v.column("contract_id"),
+            "guarantee": v.column("guarantee"),
+            "guarantee_text": binfo["guarantee_text"],
+            "kind": pc.fill_null(v.column("kind"), "guarantee"),
+            "severity": binfo["severity"],
+            "strategy": binfo["strategy"],
+            "seq": seq,
+            "blamed": pc.fill_null(pc.equal(rows, v.column("blame_row")), True),
+            "span_id": _take(events, "span_id", rows),
+            "tool": tool,
+            "agent": _take(events, "agent", rows),
+            "evidence": pa.array(evidence, pa.string()),
+            "opened_seq": opened_seq,
+            "file_id": _take(events, "file_id", rows),
+            "record": _take(events, "record", rows),
+        },
+        schema=VIOLATION_SCHEMA,
+    )
+    return verdicts, violations
 
 
 def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[str, int]:

@@ -270,11 +270,12 @@ VERDICT_SCHEMA = pa.schema(
         pa.field("reason", pa.string()),
         pa.field("blame_row", pa.int64()),
         pa.field("offending_rows", pa.list_(pa.int64())),
+        pa.field("opened_row", pa.int64()),
     ]
 )
 """One row per (contract, segment, guarantee). ``blame``, ``opened`` and
 ``offending`` are positions in the contract's view (§1); ``blame_row`` and
-``offending_rows`` are the same events as row numbers of the table the view
+``offending_rows`` (and ``opened_row``) are the same events as row numbers of the table the view
 was built from (for its seq and span id)."""
 
 
@@ -310,19 +311,28 @@ def result_table(r: ContractResult, view: View) -> pa.Table:
         pa.array(flat(r.opened), mask=flat(r.opened) < 0),
         pa.ListArray.from_arrays(pa.array(r.off_ptr), pa.array(r.off_pos, type=pa.int64())),
         pc.take(pa.array(reasons, type=pa.string()), pa.array(np.maximum(rc, 0), mask=rc < 0)),
-        *_rows(r, view, seg, flat(r.blame)),
+        *_rows(r, view, seg, flat(r.blame), flat(r.opened)),
     ]
     return pa.Table.from_arrays(columns, schema=VERDICT_SCHEMA)
 
 
-def _rows(r: ContractResult, view: View, seg: IntArray, blame: IntArray) -> list[pa.Array]:
-    """Blame and offending view positions as row numbers of the table (``view.rows``)."""
+def _rows(
+    r: ContractResult, view: View, seg: IntArray, blame: IntArray, opened: IntArray
+) -> list[pa.Array]:
+    """Blame, offending and opened view positions as row numbers of the table (``view.rows``)."""
     first = view.segments.first
-    at = np.where(blame >= 0, first[seg] + blame, 0)
-    blame_row = pa.array(view.rows[at] if len(at) and len(view.rows) else at, mask=blame < 0)
+
+    def row_of(pos: IntArray) -> pa.Array:
+        at = np.where(pos >= 0, first[seg] + pos, 0)
+        return pa.array(view.rows[at] if len(at) and len(view.rows) else at, mask=pos < 0)
+
     off_seg = np.repeat(seg, np.diff(r.off_ptr))
     off_rows = view.rows[first[off_seg] + r.off_pos]
-    return [blame_row, pa.ListArray.from_arrays(pa.array(r.off_ptr), pa.array(off_rows))]
+    return [
+        row_of(blame),
+        pa.ListArray.from_arrays(pa.array(r.off_ptr), pa.array(off_rows)),
+        row_of(opened),
+    ]
 
 
 def view_columns(columns: Mapping[Atom, ColumnLike], view: View) -> Mapping[Atom, ColumnLike]:
