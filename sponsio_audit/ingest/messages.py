@@ -21,16 +21,14 @@ pieces of the output messages only (tool calls go to ``calls``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .values import as_text, dumps, loads_maybe
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """A tool call requested by an LLM: name, recorded arguments (raw), call id."""
 
     name: str
@@ -38,8 +36,7 @@ class Call:
     id: str | None
 
 
-@dataclass(frozen=True)
-class Msg:
+class Msg(NamedTuple):
     """One normalised message: role, text pieces (no tool calls), tool results and calls."""
 
     role: str
@@ -82,7 +79,8 @@ def _calls(tool_calls: Any) -> list[Call]:
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        f = tc.get("function")
+        fn: dict[str, Any] = f if isinstance(f, dict) else tc
         name = fn.get("name")
         if isinstance(name, str):
             cid = tc.get("id")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 MAX_STR = 1 << 20
@@ -21,7 +22,7 @@ MAX_DEPTH = 32
 
 DEPTH_MARKER = "<nested too deep>"
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 
 
 def cut(s: str) -> str:
@@ -85,7 +86,12 @@ def json_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
         if isinstance(kv, dict):
             key = kv.get("key")
             if isinstance(key, str):
-                out[key] = json_any(kv.get("value"), depth)
+                v = kv.get("value")
+                s = v.get("stringValue") if isinstance(v, dict) and len(v) == 1 else None
+                if isinstance(s, str) and len(s) <= MAX_STR:
+                    out[key] = s
+                else:
+                    out[key] = json_any(v, depth)
     return out
 
 
@@ -114,16 +120,16 @@ def pb_any(v: Any, depth: int = 0) -> Any:
 
 
 def pb_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
-    """Repeated protobuf ``KeyValue`` as a dict (later duplicates win)."""
+    """Repeated protobuf ``KeyValue`` as a dict (later duplicates win).
+
+    Hot path: a non-empty string value is taken without asking for the oneof case.
+    """
     out: dict[str, Any] = {}
     for kv in kvs:
         v = kv.value
-        which = v.WhichOneof("value")
-        if which == "string_value":
-            s = v.string_value
-            out[kv.key] = s if len(s) <= MAX_STR else cut(s)
-        elif which == "int_value":
-            out[kv.key] = v.int_value
+        s = v.string_value
+        if s and len(s) <= MAX_STR:
+            out[kv.key] = s
         else:
             out[kv.key] = pb_any(v, depth)
     return out
@@ -147,17 +153,20 @@ def norm_id(v: Any) -> str | None:
     """A JSON trace/span id: lower-cased when hex, else kept as an opaque string; "" → None."""
     if not isinstance(v, str) or not v:
         return None
-    if all(c in _HEX for c in v):
+    if _HEX_RE.fullmatch(v):
         return v.lower()
     return cut(v)
+
+
+_ENCODE = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str
+).encode
 
 
 def dumps(v: Any) -> str:
     """Compact strict JSON, non-ASCII kept, never raising (NaN/inf and odd values as strings)."""
     try:
-        return json.dumps(
-            v, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str
-        )
+        return _ENCODE(v)
     except ValueError:
         return json.dumps(_finite(v), separators=(",", ":"), ensure_ascii=False, default=str)
 

@@ -1,0 +1,234 @@
+"""Ingest benchmark: 100k and 1M GenAI spans as OTLP JSONL and length-prefixed protobuf.
+
+``python bench/ingest.py [--sizes 100000,1000000] [--formats jsonl,proto]``
+
+Files are generated into a temp dir (a template request of 1,000 spans, 100
+traces of 10 spans, made with the protobuf classes; every request gets new
+trace ids by a byte-level id substitution, so generation is fast). Each
+(size, format) is ingested in its own subprocess into an in-memory store, which
+prints spans/s and its peak RSS (``ru_maxrss``), so RSS is per size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+SPANS_PER_TRACE = 10
+TRACES_PER_REQUEST = 100
+MARK = bytes.fromhex("feedface") + bytes(8)
+T0 = 1_700_000_000_000_000_000
+MEMORY_LIMIT = "256MB"
+
+
+def _kv(key: str, v: Any) -> KeyValue:
+    if isinstance(v, bool):
+        return KeyValue(key=key, value=AnyValue(bool_value=v))
+    if isinstance(v, int):
+        return KeyValue(key=key, value=AnyValue(int_value=v))
+    return KeyValue(key=key, value=AnyValue(string_value=str(v)))
+
+
+def template() -> ExportTraceServiceRequest:
+    """One request of ``TRACES_PER_REQUEST`` GenAI traces (agent, 3×(chat, tool), 3 http)."""
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    rs.resource.attributes.extend([_kv("service.name", "bench-agent"), _kv("host.name", "h1")])
+    ss = rs.scope_spans.add()
+    ss.scope.name = "bench"
+    inp = json.dumps(
+        [
+            {"role": "system", "parts": [{"type": "text", "content": "You are a travel agent."}]},
+            {
+                "role": "user",
+                "parts": [{"type": "text", "content": "Book me a hotel in Paris for 2 nights."}],
+            },
+        ]
+    )
+    out = json.dumps(
+        [
+            {
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool_call",
+                        "id": "c1",
+                        "name": "search_hotels",
+                        "arguments": {"city": "Paris", "nights": 2},
+                    }
+                ],
+            }
+        ]
+    )
+    for t in range(TRACES_PER_REQUEST):
+        tid = MARK + t.to_bytes(4, "big")
+        root = (t << 8) + 1
+        spans = [
+            (
+                root,
+                0,
+                "invoke_agent planner",
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "planner",
+                    "gen_ai.conversation.id": f"conv-{t}",
+                },
+            )
+        ]
+        for k in range(3):
+            spans.append(
+                (
+                    root + 1 + 3 * k,
+                    root,
+                    "chat gpt-4o",
+                    {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.request.model": "gpt-4o",
+                        "gen_ai.input.messages": inp,
+                        "gen_ai.output.messages": out,
+                        "gen_ai.usage.input_tokens": 120,
+                        "gen_ai.usage.output_tokens": 30,
+                    },
+                )
+            )
+            spans.append(
+                (
+                    root + 2 + 3 * k,
+                    root,
+                    "execute_tool search_hotels",
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "search_hotels",
+                        "gen_ai.tool.call.id": "c1",
+                        "gen_ai.tool.call.arguments": '{"city": "Paris", "nights": 2}',
+                        "gen_ai.tool.call.result": '{"hotels": ["Ritz", "Lutetia"]}',
+                    },
+                )
+            )
+            spans.append(
+                (
+                    root + 3 + 3 * k,
+                    root + 2 + 3 * k,
+                    "GET",
+                    {
+                        "http.request.method": "GET",
+                        "url.full": "https://api.example.com/hotels?city=Paris",
+                        "http.response.status_code": 200,
+                    },
+                )
+            )
+        for i, (sid, parent, name, attrs) in enumerate(spans):
+            sp = ss.spans.add()
+            sp.trace_id = tid
+            sp.span_id = sid.to_bytes(8, "big")
+            if parent:
+                sp.parent_span_id = parent.to_bytes(8, "big")
+            sp.name = name
+            sp.kind = 3 if name.startswith(("chat", "GET")) else 1
+            sp.start_time_unix_nano = T0 + i * 1_000_000
+            sp.end_time_unix_nano = T0 + i * 1_000_000 + 500_000
+            sp.attributes.extend(_kv(k, v) for k, v in attrs.items())
+    return req
+
+
+def generate(directory: Path, spans: int, fmt: str) -> Path:
+    """Write ``spans`` spans as ``fmt`` (jsonl | proto) into ``directory``; returns the file."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+    from make_otel import delimited, to_json  # fixtures/make_otel.py
+
+    req = template()
+    n_req = spans // (SPANS_PER_TRACE * TRACES_PER_REQUEST)
+    path = directory / f"spans_{spans}.{'jsonl' if fmt == 'jsonl' else 'pb'}"
+    with open(path, "wb") as f:
+        if fmt == "jsonl":
+            body = json.dumps(to_json(req), separators=(",", ":")).encode() + b"\n"
+            mark = MARK.hex().encode()
+            for r in range(n_req):
+                f.write(body.replace(mark, bytes.fromhex("feedface").hex().encode() + b"%016x" % r))
+        else:
+            body = delimited([req.SerializeToString()])
+            for r in range(n_req):
+                f.write(body.replace(MARK, MARK[:4] + r.to_bytes(8, "big")))
+    return path
+
+
+def run_one(path: str) -> None:
+    """Child process: ingest one file into a DuckDB file beside it; print JSON with the figures.
+
+    A database file (not ``:memory:``) so the store's own data is not counted as
+    pipeline memory; DuckDB's buffer pool is capped at ``MEMORY_LIMIT``.
+    """
+    from sponsio_audit.ingest import Store, ingest
+
+    store = Store.open(path + ".duckdb", memory_limit=MEMORY_LIMIT)
+    t, c = time.perf_counter(), time.process_time()
+    s = ingest([path], store)
+    dt, cpu = time.perf_counter() - t, time.process_time() - c
+    store.close()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(
+        json.dumps(
+            {
+                "spans": s.spans,
+                "events": s.events,
+                "traces": s.traces,
+                "skipped": s.skipped,
+                "seconds": round(dt, 2),
+                "cpu_s": round(cpu, 2),
+                "spans_per_cpu_s": round(s.spans / cpu),
+                "spans_per_s": round(s.spans / dt),
+                "peak_rss_mib": round(rss / 1024),
+            }
+        )
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--formats", default="jsonl,proto")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        run_one(a.child)
+        return
+    with tempfile.TemporaryDirectory() as d:
+        for fmt in a.formats.split(","):
+            rss = {}
+            for size in (int(x) for x in a.sizes.split(",")):
+                path = generate(Path(d), size, fmt)
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", str(path)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                res = json.loads(out)
+                rss[size] = res["peak_rss_mib"]
+                mb = path.stat().st_size / 1e6
+                print(
+                    f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB): {res['spans_per_s']:>9,} spans/s, "
+                    f"{res['seconds']} s wall ({res['spans_per_cpu_s']:,} spans/CPU-s), "
+                    f"peak RSS {res['peak_rss_mib']} MiB, "
+                    f"events {res['events']:,}, traces {res['traces']:,}",
+                    flush=True,
+                )
+                path.unlink()
+                Path(str(path) + ".duckdb").unlink(missing_ok=True)
+            if len(rss) > 1:
+                lo, hi = min(rss), max(rss)
+                print(f"{fmt:5} RSS growth {lo:,} → {hi:,} spans: {rss[hi] / rss[lo]:.2f}×")
+
+
+if __name__ == "__main__":
+    main()

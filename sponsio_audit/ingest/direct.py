@@ -1,0 +1,144 @@
+"""Formats that are events already (session logs, native traces, transcripts) → store rows.
+
+These are small, per-agent files, so one trace (a file, or a transcript run) is
+buffered whole, its events ordered by time (stable: file order for equal or
+missing times) and numbered, then written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..event import Event, event_row
+from .sniff import BadRecord, classify
+
+_COLUMNS = (
+    "trace_id",
+    "seq",
+    "span_id",
+    "type",
+    "agent",
+    "tool",
+    "args",
+    "content",
+    "prompt",
+    "system_prompt",
+    "tokens_in",
+    "tokens_out",
+    "tokens_total",
+    "start_ns",
+    "duration_ns",
+    "target",
+    "conversation_id",
+    "convention",
+    "inferred",
+    "file_id",
+    "record",
+)
+
+
+@dataclass
+class Parsed:
+    """What one format reader made of a file: traces of events, decisions, skips."""
+
+    traces: list[list[Event]] = field(default_factory=list)
+    decisions: list[tuple] = field(default_factory=list)
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    records: int = 0
+
+
+def ts_ns(v: Any) -> int | None:
+    """A timestamp as Unix nanoseconds: ISO-8601 text (naive = UTC) or epoch s/ms/µs/ns."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        x = float(v)
+        for scale in (1e9, 1e6, 1e3, 1.0):
+            if abs(x) * scale < 1e19:
+                return int(v * scale) if scale > 1 else int(v)
+        return None
+    if isinstance(v, str):
+        try:
+            d = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=timezone.utc)
+        delta = d - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    return None
+
+
+def numbered(trace: list[Event]) -> list[Event]:
+    """Events sorted by start time (missing times keep file order) with seq 0..n-1."""
+    idx = sorted(
+        range(len(trace)), key=lambda i: (trace[i].start_ns is None, trace[i].start_ns or 0, i)
+    )
+    if any(trace[i].start_ns is None for i in idx) and any(e.start_ns is not None for e in trace):
+        idx = list(range(len(trace)))  # mixed timing: file order is the only consistent order
+    out = []
+    for seq, i in enumerate(idx):
+        d = dict(trace[i].__dict__)
+        d["seq"] = seq
+        out.append(Event(**d))
+    return out
+
+
+def load(
+    r: Any, file_id: int, sha: str, fmt: str, layout: str, recs: Iterable[tuple[int, Any]]
+) -> tuple[int, int, str]:
+    """Read one event-shaped file into the run's buffers; returns (records, skipped, format)."""
+    from . import native, session_log, transcript
+
+    recs = iter(recs)
+    if layout == "document":
+        first = next(recs, None)
+        if first is None:
+            return 0, 0, fmt
+        no, doc = first
+        if isinstance(doc, BadRecord):
+            r.skipped.add((file_id, no, str(doc)))
+            return 1, 1, fmt
+        fmt = classify(doc) or "json"
+        if fmt == "otlp_json":
+            from .otlp_json import request_spans
+            from .pipeline import _commit_spans
+
+            try:
+                _commit_spans(r, file_id, no, request_spans(doc), 0)
+            except BadRecord as e:
+                r.skipped.add((file_id, no, str(e)))
+                return 1, 1, fmt
+            return 1, 0, fmt
+        if fmt not in ("session_log", "native", "transcript"):
+            reason = {
+                "otlp_logs": "OTLP logs, not traces",
+                "otlp_metrics": "OTLP metrics, not traces",
+            }
+            r.skipped.add((file_id, no, reason.get(fmt, "unrecognised JSON document")))
+            return 1, 1, fmt
+        recs = iter([(no, doc)])
+    reader = {
+        "session_log": session_log.parse,
+        "native": native.parse,
+        "transcript": transcript.parse,
+    }[fmt]
+    parsed: Parsed = reader(_guard(recs), file_id, f"{fmt}:{sha[:16]}")
+    for no, why in parsed.skipped:
+        r.skipped.add((file_id, no, why))
+    for trace in parsed.traces:
+        r.direct_traces += 1  # an empty trace (n = 0) is still a trace
+        for ev in numbered(trace):
+            row = event_row(ev)
+            r.events.add(tuple(row[c] for c in _COLUMNS))
+    for d in parsed.decisions:
+        ts = d[3] // 1000 if d[3] is not None else None
+        r.decisions.add((d[0], d[1], d[2], ts, *d[4:]))
+    return parsed.records, len(parsed.skipped), fmt
+
+
+def _guard(recs: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    yield from recs

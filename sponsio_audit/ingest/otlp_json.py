@@ -1,0 +1,103 @@
+"""OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` → span tuples.
+
+Parsed with the ``json`` module (not ``json_format``, which reads ids as base64):
+hex ids are lower-cased, non-hex ids kept as opaque strings, int64 accepted as
+numbers or strings, enums as integers or names, every ``AnyValue`` form
+accepted, unknown fields ignored, old ``instrumentationLibrarySpans`` accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .sniff import BadRecord
+from .spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
+from .values import cut, dumps, json_attrs, norm_id, to_int
+
+_KIND_NAMES = {f"SPAN_KIND_{k}": k for k in KINDS}
+_STATUS_NAMES = {f"STATUS_CODE_{s}": s for s in STATUS}
+
+
+def _enum(v: Any, names: dict[str, str], table: tuple[str, ...]) -> str:
+    if isinstance(v, str):
+        return names.get(v, v)
+    i = to_int(v)
+    return table[i] if i is not None and 0 <= i < len(table) else str(v if v is not None else 0)
+
+
+def _status(st: Any) -> str:
+    if not isinstance(st, dict):
+        return STATUS[0]
+    code = _enum(st.get("code"), _STATUS_NAMES, STATUS)
+    msg = st.get("message")
+    return f"{code}: {cut(msg)}" if isinstance(msg, str) and msg else code
+
+
+def _event_attrs(events: Any) -> dict[str, Any] | None:
+    if not isinstance(events, list) or not events:
+        return None
+    out: dict[str, Any] = {}
+    for ev in events:
+        if isinstance(ev, dict) and ev.get("name") in GENAI_EVENTS:
+            out.update(json_attrs(ev.get("attributes")))
+    return out or None
+
+
+def request_spans(doc: Any) -> list[SpanTuple]:
+    """All spans of one OTLP/JSON request document, in document order."""
+    if not isinstance(doc, dict):
+        raise BadRecord("not an OTLP/JSON object")
+    if "resourceSpans" not in doc:
+        for key, what in (("resourceLogs", "logs"), ("resourceMetrics", "metrics")):
+            if key in doc:
+                raise BadRecord(f"OTLP {what}, not traces")
+        raise BadRecord("no resourceSpans in object")
+    out: list[SpanTuple] = []
+    rss = doc.get("resourceSpans") or []
+    if not isinstance(rss, list):
+        raise BadRecord("resourceSpans is not a list")
+    for rs in rss:
+        if not isinstance(rs, dict):
+            continue
+        res = rs.get("resource")
+        rattrs = json_attrs(res.get("attributes")) if isinstance(res, dict) else {}
+        service = rattrs.get("service.name")
+        service = service if isinstance(service, str) else None
+        rjson = dumps(rattrs)
+        scopes = rs.get("scopeSpans")
+        if scopes is None:
+            scopes = rs.get("instrumentationLibrarySpans")
+        for ss in scopes if isinstance(scopes, list) else []:
+            if not isinstance(ss, dict):
+                continue
+            sc = ss.get("scope")
+            if sc is None:
+                sc = ss.get("instrumentationLibrary")
+            scope = sc.get("name") if isinstance(sc, dict) else None
+            scope = scope if isinstance(scope, str) and scope else None
+            spans = ss.get("spans")
+            for sp in spans if isinstance(spans, list) else []:
+                if not isinstance(sp, dict):
+                    continue
+                trace_id = norm_id(sp.get("traceId"))
+                if trace_id is None:
+                    raise BadRecord("span without traceId")
+                name = sp.get("name")
+                out.append(
+                    (
+                        trace_id,
+                        norm_id(sp.get("spanId")),
+                        norm_id(sp.get("parentSpanId")),
+                        cut(name) if isinstance(name, str) else "",
+                        _enum(sp.get("kind"), _KIND_NAMES, KINDS),
+                        to_int(sp.get("startTimeUnixNano")),
+                        to_int(sp.get("endTimeUnixNano")),
+                        _status(sp.get("status")),
+                        service,
+                        scope,
+                        json_attrs(sp.get("attributes")),
+                        rjson,
+                        _event_attrs(sp.get("events")),
+                    )
+                )
+    return out

@@ -1,0 +1,303 @@
+"""``ingest``: files → sniff → decode → ``spans``/``span_facts`` → per-trace ``events``.
+
+Two passes, both bounded in memory by the batch size:
+
+1. each file is sniffed and decoded record by record; spans go to ``spans`` and
+   their convention facts to ``span_facts`` in Arrow batches; formats that are
+   events already (session logs, native traces, transcripts) are turned into
+   events per file / per run and written directly;
+2. the traces touched by this run are read back from ``span_facts`` ordered by
+   (trace, file, position) as a stream of record batches, and each trace's events
+   are computed (``trace_events``) and written; a trace's earlier events are
+   replaced, so a later file adding spans to a trace is handled.
+
+Every record is loaded or listed in ``skipped`` with its file and record number;
+record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable).
+A file whose sha256 is already in ``files`` is not read again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from . import direct, otlp_json, otlp_proto
+from .conventions import span_facts
+from .sniff import (
+    BadRecord,
+    decompressed,
+    json_lines,
+    proto_records,
+    read_document,
+    sniff,
+)
+from .store import Buffer, Store
+from .trace_events import ROW_FIELDS, trace_events
+from .values import dumps
+
+
+@dataclass(frozen=True)
+class IngestSummary:
+    """Counts of one ``ingest`` call (duplicates: files skipped as already ingested)."""
+
+    files: int
+    records: int
+    spans: int
+    events: int
+    skipped: int
+    traces: int
+    duplicates: int = 0
+
+
+def walk(paths: list[str | Path]) -> Iterator[str]:
+    """Files named by ``paths``: directories recursively in sorted order, ``-`` for stdin."""
+    for p in paths:
+        s = str(p)
+        if s != "-" and os.path.isdir(s):
+            for root, dirs, files in os.walk(s):
+                dirs.sort()
+                for name in sorted(files):
+                    yield os.path.join(root, name)
+        else:
+            yield s
+
+
+@dataclass
+class _Run:
+    """Mutable state of one ingest call: buffers, counters, file ids."""
+
+    store: Store
+    run: int
+    next_file: int
+    spans: Buffer
+    facts: Buffer
+    events: Buffer
+    decisions: Buffer
+    skipped: Buffer
+    files: Buffer
+    records: int = 0
+    skipped_n: int = 0
+    span_n: int = 0
+    direct_traces: int = 0
+    dup: int = 0
+    shas: set[str] = field(default_factory=set)
+
+
+def _hash(path: str) -> tuple[str, int]:
+    h = hashlib.sha256()
+    n = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            n += len(chunk)
+    return h.hexdigest(), n
+
+
+def _commit_spans(r: _Run, file_id: int, record: int, spans: list[tuple], pos: int) -> int:
+    """Stage one record's spans; rows are all built before any is added (all or nothing)."""
+    span_rows, fact_rows, run = [], [], r.run
+    for tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rjson, ev in spans:
+        span_rows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
+                          dumps(attrs), rjson, file_id, record))  # fmt: skip
+        facts = span_facts(name, {**ev, **attrs} if ev else attrs)
+        fact_rows.append((tid, sid, pid, file_id, record, pos, start, end, service, *facts, run))
+        pos += 1
+    for row in span_rows:
+        r.spans.add(row)
+    for row in fact_rows:
+        r.facts.add(row)
+    r.span_n += len(spans)
+    return pos
+
+
+def _records(fmt: str, layout: str, open_: Any) -> Iterator[tuple[int, Any]]:
+    if fmt == "otlp_proto":
+        yield from proto_records(open_, layout)
+    elif layout == "lines":
+        yield from json_lines(open_)
+    else:
+        try:
+            yield 1, read_document(open_)
+        except BadRecord as e:
+            yield 1, e
+
+
+def _file(r: _Run, path: str, display: str) -> None:
+    try:
+        sha, size = _hash(path)
+    except OSError as e:
+        file_id = r.next_file
+        r.next_file += 1
+        r.records += 1
+        r.skipped_n += 1
+        r.skipped.add((file_id, 0, f"cannot read file: {e.strerror or e}"))
+        r.files.add((file_id, display, "unreadable", None, None, 1, 1))
+        return
+    if sha in r.shas or r.store.has_sha256(sha):
+        r.dup += 1
+        return
+    r.shas.add(sha)
+    file_id = r.next_file
+    r.next_file += 1
+
+    def open_() -> IO[bytes]:
+        return decompressed(open(path, "rb"))[0]
+
+    n = bad = 0
+    fmt = "unknown"
+    try:
+        fmt, layout = sniff(open_)
+        if fmt in ("empty", "unknown", "otlp_logs", "otlp_metrics"):
+            reason = {
+                "empty": "empty file",
+                "otlp_logs": "OTLP logs, not traces",
+                "otlp_metrics": "OTLP metrics, not traces",
+            }.get(fmt, "unrecognised format (not OTLP, Sponsio log or transcript)")
+            n, bad = 1, 1
+            r.skipped.add((file_id, 0, reason))
+        else:
+            pos = 0
+            recs = _records(fmt, layout, open_)
+            if fmt in ("session_log", "native", "transcript") or layout == "document":
+                n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
+            else:
+                for no, rec in recs:
+                    n += 1
+                    try:
+                        if isinstance(rec, BadRecord):
+                            raise rec
+                        decode = (
+                            otlp_proto.request_spans
+                            if fmt == "otlp_proto"
+                            else otlp_json.request_spans
+                        )
+                        pos = _commit_spans(r, file_id, no, decode(rec), pos)
+                    except BadRecord as e:
+                        bad += 1
+                        r.skipped.add((file_id, no, str(e)))
+                    except Exception as e:  # safety net: untrusted input never crashes ingest
+                        bad += 1
+                        r.skipped.add(
+                            (file_id, no, f"unreadable record: {type(e).__name__}: {e}"[:300])
+                        )
+    except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
+        n += 1
+        bad += 1
+        r.skipped.add((file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+    r.records += n
+    r.skipped_n += bad
+    r.files.add((file_id, display, fmt, size, sha, n, bad))
+
+
+def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
+    """Recompute events of every trace (or conversation) that received spans in this run."""
+    con = r.store.con
+    cols = ", ".join(f"f.{c}" for c in ROW_FIELDS)
+    if group_by == "conversation":
+        key_sql = """WITH g AS (SELECT trace_id, coalesce(arg_min(conversation,
+                       file_id * 1000000000000 + pos) FILTER (WHERE conversation IS NOT NULL),
+                       trace_id) AS gkey FROM span_facts GROUP BY trace_id)"""
+    else:
+        key_sql = (
+            "WITH g AS (SELECT DISTINCT trace_id, trace_id AS gkey "
+            "FROM span_facts WHERE run = $run)"
+        )
+    touched = (
+        f"{key_sql}, t AS (SELECT DISTINCT g.gkey FROM g "
+        "JOIN span_facts s USING (trace_id) WHERE s.run = $run)"
+    )
+    con.execute(
+        f"{touched} DELETE FROM events WHERE trace_id IN (SELECT gkey FROM t)", {"run": r.run}
+    )
+    con.execute(
+        f"{touched} DELETE FROM decisions WHERE trace_id IN (SELECT gkey FROM t) "
+        "AND file_id IN (SELECT DISTINCT file_id FROM span_facts)",
+        {"run": r.run},
+    )
+    cur = con.cursor()
+    res = cur.sql(
+        f"{touched} SELECT g.gkey, {cols} FROM span_facts f JOIN g USING (trace_id) "
+        "WHERE g.gkey IN (SELECT gkey FROM t) ORDER BY g.gkey, f.file_id, f.pos",
+        params={"run": r.run},
+    )
+    if res is None:
+        return 0
+    traces = 0
+    key: Any = None
+    rows: list[tuple] = []
+    for batch in res.to_arrow_reader(batch_rows):
+        cols_py = [c.to_pylist() for c in batch.columns]
+        for row in zip(*cols_py, strict=True):
+            if row[0] != key:
+                if rows:
+                    trace_events(key, rows, r.events.add, _decide(r))
+                    traces += 1
+                key, rows = row[0], []
+            rows.append(row[1:])
+    if rows:
+        trace_events(key, rows, r.events.add, _decide(r))
+        traces += 1
+    cur.close()
+    return traces
+
+
+def _decide(r: _Run) -> Any:
+    def add(d: tuple) -> None:
+        ts = d[3] // 1000 if d[3] is not None else None
+        r.decisions.add((d[0], d[1], d[2], ts, *d[4:]))
+
+    return add
+
+
+def ingest(
+    paths: list[str | Path], store: Store, *, group_by: str = "trace", batch_rows: int = 50_000
+) -> IngestSummary:
+    """Load every file under ``paths`` into ``store``; see the module doc for the passes."""
+    if group_by not in ("trace", "conversation"):
+        raise ValueError("group_by must be 'trace' or 'conversation'")
+    bufs = {
+        t: Buffer(store, t, batch_rows)
+        for t in ("spans", "span_facts", "events", "decisions", "skipped", "files")
+    }
+    r = _Run(
+        store,
+        store.next_run(),
+        store.next_file_id(),
+        bufs["spans"],
+        bufs["span_facts"],
+        bufs["events"],
+        bufs["decisions"],
+        bufs["skipped"],
+        bufs["files"],
+    )
+    for path in walk(paths):
+        if path == "-":
+            with tempfile.NamedTemporaryFile(prefix="sponsio-stdin-", delete=False) as tmp:
+                shutil.copyfileobj(sys.stdin.buffer, tmp)
+            try:
+                _file(r, tmp.name, "-")
+            finally:
+                os.unlink(tmp.name)
+            continue
+        _file(r, path, path)
+    for b in bufs.values():
+        b.flush()
+    traces = _span_events(r, group_by, batch_rows) + r.direct_traces
+    for b in bufs.values():
+        b.flush()
+    return IngestSummary(
+        files=bufs["files"].total,
+        records=r.records,
+        spans=r.span_n,
+        events=bufs["events"].total,
+        skipped=r.skipped_n,
+        traces=traces,
+        duplicates=r.dup,
+    )
