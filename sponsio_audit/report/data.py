@@ -1,0 +1,275 @@
+"""``ReportData``: everything a renderer needs, read from the store's tables only.
+
+Reports never re-evaluate (ARCHITECTURE.md): ``scan`` writes the contracts
+it used into a ``contracts`` table of the store (``save_contracts``), and
+``load(store)`` reads ``files``, ``skipped``, ``contracts``, ``verdicts``,
+``violations`` and the events of violated traces back. The same ``load`` is
+used right after a scan and by ``report --db`` on a stored audit, so both
+render identical output.
+
+Ordering is deterministic: violations by (severity rank, contract, trace,
+guarantee, step); contracts by id; files by file id.
+
+A **violation** is one violated (trace, contract, guarantee): the row of
+the ``violations`` table with ``blamed = true``. The other rows of the same
+triple are its further offending events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+
+from sponsio_audit.ingest import Store
+from sponsio_audit.ltl.contract import Contract
+
+SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
+VERDICT_ORDER = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+MAX_TIMELINE_TRACES = 100
+MAX_TIMELINE_EVENTS = 500
+
+CONTRACTS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("agent", pa.string(), nullable=False),
+        pa.field("description", pa.string()),
+        pa.field("severity", pa.string(), nullable=False),
+        pa.field("strategy", pa.string(), nullable=False),
+        pa.field("safe_tool", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("guarantees", pa.list_(pa.string())),
+        pa.field("patterns", pa.list_(pa.string())),
+        pa.field("skipped", pa.list_(pa.string())),
+    ]
+)
+"""The ``contracts`` table written by ``scan``: one row per contract, lists per guarantee."""
+
+
+def contracts_table(contracts: tuple[Contract, ...] | list[Contract]) -> pa.Table:
+    """The ``contracts`` table of loaded contracts (sorted by id)."""
+    rows = [
+        {
+            "id": c.id,
+            "agent": c.agent,
+            "description": c.description,
+            "severity": c.severity,
+            "strategy": c.strategy.kind,
+            "safe_tool": c.strategy.safe_tool,
+            "source": c.source,
+            "guarantees": [g.text for g in c.guarantees],
+            "patterns": [g.pattern for g in c.guarantees],
+            "skipped": [g.skipped for g in c.guarantees],
+        }
+        for c in sorted(contracts, key=lambda c: c.id)
+    ]
+    return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
+
+
+def save_contracts(store: Store, contracts: tuple[Contract, ...] | list[Contract]) -> None:
+    """Replace the store's ``contracts`` table (Arrow registration, no SQL built from data)."""
+    con = store.con.cursor()  # own cursor: no clash with an unfinished result of the store's
+    con.register("_contracts_in", contracts_table(contracts))
+    try:
+        con.execute("CREATE OR REPLACE TABLE contracts AS SELECT * FROM _contracts_in")
+    finally:
+        con.unregister("_contracts_in")
+        con.close()
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The tables of one audit, as plain Python rows (small: verdict-sized, not event-sized).
+
+    ``violations`` holds every offending row (``blamed`` marks the violation
+    itself); ``events`` holds the events of violated traces only, by trace.
+    ``suppressed`` counts violations hidden by a baseline. ``verdict_rows``
+    (the whole ``verdicts`` table, one row per trace × guarantee) is loaded
+    only on request (``load(…, verdict_rows=True)``: JUnit lists every
+    trace of every contract); everything else uses the grouped counts.
+    """
+
+    totals: dict[str, int]
+    files: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    contracts: list[dict[str, Any]]
+    verdict_counts: dict[str, int]
+    per_contract: list[dict[str, Any]]
+    violations: list[dict[str, Any]]
+    events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    suppressed: int = 0
+    verdict_rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    counts_by_contract: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def blamed(self) -> list[dict[str, Any]]:
+        """One row per violation (the blamed event), in report order."""
+        return [v for v in self.violations if v["blamed"]]
+
+    def contract(self, cid: str) -> dict[str, Any]:
+        """The ``contracts`` row of ``cid`` (a stub when unknown)."""
+        for c in self.contracts:
+            if c["id"] == cid:
+                return c
+        return {
+            "id": cid,
+            "agent": "*",
+            "description": "",
+            "severity": "high",
+            "strategy": "block",
+            "guarantees": [],
+            "patterns": [],
+            "skipped": [],
+        }
+
+    def without(self, keys: set[tuple[str, str, int]], suppressed: int) -> ReportData:
+        """A copy without the violations of (trace, contract, guarantee) ``keys``."""
+        kept = [
+            v
+            for v in self.violations
+            if (v["trace_id"], v["contract_id"], v["guarantee"]) not in keys
+        ]
+        return replace(
+            self,
+            violations=kept,
+            per_contract=_per_contract(self.contracts, self.counts_by_contract, kept),
+            suppressed=self.suppressed + suppressed,
+            totals={**self.totals, "violations": sum(1 for v in kept if v["blamed"])},
+        )
+
+
+def arrow(store: Store, sql: str) -> pa.Table:
+    """The Arrow table of a query (``to_arrow_table`` in DuckDB 2, ``arrow`` before)."""
+    rel = store.con.cursor().sql(sql)  # own cursor: no clash with an unfinished result
+    fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
+    table: pa.Table = fetch()
+    return table
+
+
+def _rows(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    cur = store.con.cursor().execute(sql, params or [])
+    names = [d[0] for d in cur.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _scalar(store: Store, sql: str) -> int:
+    row = store.con.cursor().execute(sql).fetchall()
+    return int(row[0][0] or 0) if row else 0
+
+
+def _has(store: Store, table: str) -> bool:
+    row = (
+        store.con.cursor()
+        .execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table])
+        .fetchall()
+    )
+    return bool(row and row[0][0])
+
+
+def _sort_violations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        rows,
+        key=lambda v: (
+            SEVERITY_RANK.get(v["severity"], 9),
+            v["contract_id"],
+            v["trace_id"],
+            v["guarantee"],
+            v["seq"] if v["seq"] is not None else -1,
+        ),
+    )
+
+
+def _per_contract(
+    contracts: list[dict[str, Any]],
+    counts: dict[str, dict[str, int]],
+    viol: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for v in viol:
+        by_id.setdefault(v["contract_id"], []).append(v)
+    out = []
+    for c in contracts:
+        mine = by_id.get(c["id"], [])
+        out.append(
+            {
+                "contract_id": c["id"],
+                "severity": c["severity"],
+                "verdicts": {**dict.fromkeys(VERDICT_ORDER, 0), **counts.get(c["id"], {})},
+                "violations": sum(1 for v in mine if v["blamed"]),
+                "traces_violated": len({v["trace_id"] for v in mine}),
+                "events_blamed": len(mine),
+                "skipped_reasons": sorted({s for s in c["skipped"] if s}),
+            }
+        )
+    return out
+
+
+def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) -> ReportData:
+    """Read a finished audit back from ``store`` (after ``api.audit`` and ``save_contracts``).
+
+    ``timelines``: load the events of violated traces (HTML); ``verdict_rows``:
+    load the whole verdicts table (JUnit).
+    """
+    for name in ("verdicts", "violations", "contracts"):
+        if not _has(store, name):
+            raise LookupError(f"the store holds no {name!r} table: run `scan --db FILE` first")
+    files = _rows(store, "SELECT * FROM files ORDER BY file_id")
+    skipped = _rows(
+        store,
+        "SELECT s.file_id, f.path, s.record, s.reason FROM skipped s "
+        "LEFT JOIN files f USING (file_id) ORDER BY s.file_id, s.record",
+    )
+    contracts = _rows(store, "SELECT * FROM contracts ORDER BY id")
+    grouped = _rows(store, "SELECT contract_id, verdict, count(*) AS n FROM verdicts GROUP BY ALL")
+    by_contract: dict[str, dict[str, int]] = {}
+    for g in grouped:
+        by_contract.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
+    viol = _sort_violations(_rows(store, "SELECT * FROM violations"))
+    paths = {f["file_id"]: f["path"] for f in files}
+    for v in viol:
+        v["path"] = paths.get(v["file_id"])
+    counts = dict.fromkeys(VERDICT_ORDER, 0)
+    for g in grouped:
+        counts[g["verdict"]] = counts.get(g["verdict"], 0) + int(g["n"])
+    totals = {
+        "files": len(files),
+        "records": sum(int(f["records"] or 0) for f in files),
+        "spans": _scalar(store, "SELECT count(*) FROM spans"),
+        "events": _scalar(store, "SELECT count(*) FROM events"),
+        "skipped": len(skipped),
+        "traces": _scalar(store, "SELECT count(DISTINCT trace_id) FROM events"),
+        "contracts": len(contracts),
+        "violations": sum(1 for v in viol if v["blamed"]),
+    }
+    events: dict[str, list[dict[str, Any]]] = {}
+    if timelines:
+        ids = sorted({v["trace_id"] for v in viol})[:MAX_TIMELINE_TRACES]
+        for tid in ids:
+            events[tid] = trace_events(store, tid)
+    return ReportData(
+        totals=totals,
+        files=files,
+        skipped=skipped,
+        contracts=contracts,
+        verdict_counts=counts,
+        per_contract=_per_contract(contracts, by_contract, viol),
+        violations=viol,
+        events=events,
+        verdict_rows=_rows(
+            store, "SELECT * FROM verdicts ORDER BY trace_id, contract_id, guarantee"
+        )
+        if verdict_rows
+        else [],
+        counts_by_contract=by_contract,
+    )
+
+
+def trace_events(store: Store, trace_id: str) -> list[dict[str, Any]]:
+    """The events of one trace in order (capped at ``MAX_TIMELINE_EVENTS``)."""
+    return _rows(
+        store,
+        "SELECT seq, start_ns, agent, type, tool, args, content, prompt, span_id "
+        "FROM events WHERE trace_id = ? ORDER BY seq LIMIT ?",
+        [trace_id, MAX_TIMELINE_EVENTS],
+    )

@@ -1,0 +1,90 @@
+"""Fixtures for the report tests: a local CLI app, the demo corpus, and trace builders.
+
+Expected values come from ``fixtures/make_demo.py`` (what it plants), never
+from the tool's own output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from sponsio_audit.cli_audit import explain, report, scan
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "fixtures" / "demo"
+TRACES = DEMO / "traces"
+CONFIG = DEMO / "sponsio.yaml"
+
+
+def _load_demo() -> Any:
+    spec = importlib.util.spec_from_file_location("make_demo", REPO / "fixtures" / "make_demo.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["make_demo"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+demo = _load_demo()
+
+
+def make_app() -> typer.Typer:
+    """A Typer app with the commands of ``cli_audit`` (as ``cli.py`` registers them)."""
+    app = typer.Typer()
+    app.command()(scan)
+    app.command()(report)
+    app.command()(explain)
+    return app
+
+
+APP = make_app()
+
+
+def run(*args: str) -> Any:
+    """Run the CLI in-process (200 columns); the click ``Result`` (stdout, stderr, exit_code)."""
+    runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+    return runner.invoke(APP, [str(a) for a in args], catch_exceptions=False)
+
+
+def planted() -> set[tuple[str, str]]:
+    """(trace id, contract id) of every violation the demo generator planted."""
+    return {(demo.trace_id(name), cid) for name, cid, _tool in demo.PLANTED}
+
+
+def write_traces(path: Path, service: str, builders: dict[str, Any]) -> Path:
+    """Write demo-style traces (name → builder of ``make_demo``) as OTLP/JSON lines."""
+    lines = [demo._json_line(pb) for pb in demo._record(service, builders)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def native_trace(path: Path, events: list[dict[str, Any]]) -> Path:
+    """A Sponsio native trace file (one JSON event per line)."""
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def demo_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The JSON report of the demo corpus with its ``sponsio.yaml``."""
+    out = tmp_path_factory.mktemp("demo") / "report.json"
+    res = run("scan", TRACES, "--contracts", CONFIG, "--format", "json", "--output", out)
+    assert res.exit_code == 1, res.output
+    return json.loads(out.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DuckDB file holding an audit of the demo corpus (``scan --db``)."""
+    db = tmp_path_factory.mktemp("db") / "audit.duckdb"
+    res = run("scan", TRACES, "--contracts", CONFIG, "--db", db, "--quiet")
+    assert res.exit_code == 1, res.output
+    return db
