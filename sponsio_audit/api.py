@@ -59,7 +59,7 @@ class AuditResult:
         """A table of the store (files, skipped, spans, events, decisions, …) as Arrow."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
-        return self.store.con.execute(f'SELECT * FROM "{name}"').to_arrow_table()
+        return self.store.con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
 
 
 def _contracts_and_permissions(
@@ -101,7 +101,7 @@ def audit(
         store = Store.open(str(db) if db is not None else None)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         ingest(list(paths), store, group_by=group_by)
-    events = store.con.execute("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
+    events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
     if engine == "reference":
         raw = reference_raw(events, cs, perms)
     elif engine == "columnar":
@@ -127,8 +127,8 @@ def _summary(
     con = store.con
 
     def scalar(sql: str) -> int:
-        row = con.execute(sql).fetchone()
-        return int(row[0] or 0) if row else 0
+        rows = con.sql(sql).fetchall()  # not execute().fetchone(): it leaves a pending result
+        return int(rows[0][0] or 0) if rows else 0
 
     return Summary(
         files=scalar("SELECT count(*) FROM files"),

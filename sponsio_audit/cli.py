@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sponsio_audit.atoms import registry as atom_registry
+from sponsio_audit.cli_audit import explain, report, scan
 from sponsio_audit.config import Config, ConfigError, load_config
 from sponsio_audit.config_yaml import shipped_packs
 from sponsio_audit.ltl.patterns import registry as pattern_registry
@@ -124,20 +125,9 @@ def validate(
     _summary(console, cfg)
 
 
-def _register_audit_commands() -> None:
-    """Add ``scan``, ``report`` and ``explain`` (module ``cli_audit``) when it is installed."""
-    try:
-        from sponsio_audit import cli_audit
-    except ModuleNotFoundError as e:  # only a missing cli_audit is tolerated
-        if e.name != "sponsio_audit.cli_audit":
-            raise
-        return
-    app.command()(cli_audit.scan)
-    app.command()(cli_audit.report)
-    app.command()(cli_audit.explain)
-
-
-_register_audit_commands()
+app.command()(scan)
+app.command()(explain)
+app.command()(report)
 
 
 def main() -> None:

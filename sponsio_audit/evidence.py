@@ -124,5 +124,6 @@ def describe(
         where = f" opened at step {o} ({ot})" if opened_seq is not None else ""
         text = f"obligation{where} still open when the trace ended: {clause.text}"
     else:
-        text = f"{t} at step {s} violates {clause.text}"
+        what = clause.desc or contract.description or clause.text
+        text = f"{t} at step {s} violates: {what}"
     return clean(text, MAX_EVIDENCE)

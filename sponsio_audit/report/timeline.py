@@ -2,7 +2,7 @@
 
 Shared by ``explain`` (terminal) and the HTML report. Excerpts are built
 here once, so every renderer shows the same redacted text: arguments go
-through ``guard.redact.redact_args`` (secret keys and secret-looking
+through ``redact.redact_args`` (secret keys and secret-looking
 values become ``<redacted>``), outputs and prompts through
 ``looks_secret``, then control characters are dropped and the text is
 capped (``EXCERPT`` characters). Renderers still escape for their medium.
@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sponsio_audit.evidence import clean
-from sponsio_audit.guard.redact import REDACTED, looks_secret, redact_args
+from sponsio_audit.redact import REDACTED, looks_secret, redact_args
 
 EXCERPT = 160
 

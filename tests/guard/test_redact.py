@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sponsio_audit.guard.redact import args_json, looks_secret, redact_args, truncate
+from sponsio_audit.redact import args_json, looks_secret, redact_args, truncate
 from sponsio_audit.guard.session_log import safe_segment
 
 
