@@ -6,9 +6,10 @@ after it (``guard_after``) and reports open obligations at the end
 semantics, ``strategies`` for what each contract strategy does.
 """
 
+from sponsio_audit.redact import looks_secret, redact_args
+
 from .guard import Guard
 from .otlp_export import OtlpHttpExporter
-from .redact import looks_secret, redact_args
 from .strategies import Decision, ToolBlocked, Violation
 
 __all__ = [

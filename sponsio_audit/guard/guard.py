@@ -1,13 +1,15 @@
 """The hook-side guard (Model A): contracts enforced on tool calls as they happen.
 
-``Guard.guard_before(tool, args)`` runs before the tool: it builds the
-``tool_call`` event, grounds it with one online ``Grounder`` shared by all
-contracts, steps every applicable contract (``runtime.ContractRun``) and
-decides (``strategies.decide``). A call that is blocked or redirected is not
-appended: the grounder and every contract roll back, so each later decision
-equals an audit of the events let through (SEMANTICS.md §4.2). Cost per
-call is O(total formula size): past operators and counters keep constant
-state and nothing re-reads the prefix.
+``Guard.guard_before(tool, args)`` runs before the tool: one generated
+``bank.Bank`` grounds the ``tool_call`` event (``ground``) and steps every
+contract without assumptions whose guarantees are safety or response
+clauses (``past``, ``live``); the other contracts step on its atom values
+(``runtime.ContractRun``); then it decides (``strategies.decide``). A call
+that is blocked or redirected is not appended: the state rolls back, so
+each later decision equals an audit of the events let through (SEMANTICS.md
+§4.2). Cost per call is O(total formula size) at most, and only what the
+called tool can change in practice: state is constant per operator and
+nothing re-reads the prefix.
 
 Applicable contracts: agent ``agent_id`` or ``"*"``, whose view (§1)
 includes ``tool_call``. The guard sees tool calls only, so in a contract
@@ -30,7 +32,6 @@ an exporter is configured, to OTLP.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import deque
@@ -39,40 +40,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sponsio_audit.atoms.online import Grounder
-from sponsio_audit.event import Event
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.ltl.reference import Check
 
 from . import session_log as sl
 from . import spans as sp
+from .bank import Bank
+from .ground import ToolGrounder
 from .otlp_export import OtlpHttpExporter
-from .past import PastBank
-from .redact import redact_args
 from .runtime import ContractRun, is_plain, unsupported
-from .strategies import Decision, Escalate, Violation, decide
+from .strategies import Decision, Escalate, Violation, decide, outcome
+from .support import contract_checks, load, redact, result_text
 from .wrap import guarded as _guarded
 
 _OUTPUT_ATOMS = frozenset({"output_has", "latency_exceeds"})
-
-
-def _load(contracts: Sequence[Contract] | str | Path, agent_id: str) -> tuple[list[Contract], Any]:
-    if isinstance(contracts, (str, Path)):
-        from sponsio_audit.config import load_config
-
-        cfg = load_config(contracts)
-        agent = getattr(cfg, "agents", {}).get(agent_id)
-        perms = getattr(agent, "permissions", None) if agent is not None else None
-        return list(cfg.contracts), perms
-    return list(contracts), None
-
-
-def _text(result: Any) -> str | None:
-    if result is None or isinstance(result, str):
-        return result
-    try:
-        return json.dumps(result, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(result)
+_time_ns = time.time_ns
+_ALLOWED = (True, "allowed", None, None)  # outcome((), mode) in either mode
 
 
 class Guard:
@@ -93,7 +76,7 @@ class Guard:
     ) -> None:
         if mode not in ("enforce", "observe"):
             raise ValueError("mode must be 'enforce' or 'observe'")
-        loaded, cfg_perms = _load(contracts, agent_id)
+        loaded, cfg_perms = load(contracts, agent_id)
         self.agent_id = agent_id
         self.mode = mode
         self.escalate = escalate
@@ -121,29 +104,30 @@ class Guard:
         perms = permissions if permissions is not None else cfg_perms
         if perms is not None and not isinstance(perms, Mapping):
             perms = frozenset(perms)
-        self.grounder = Grounder(list(atoms), perms)
-        index = {a: i for i, a in enumerate(self.grounder.atoms)}
-        # plain safety contracts share one compiled PastBank; the rest run one by one
-        self._bank_meta: list[tuple[Contract, str]] = []
-        bank_formulas = []
-        self.runs: list[ContractRun] = []
-        for c in applicable:
-            if is_plain(c):
-                for g in c.guarantees:
-                    if g.skipped is None:
-                        self._bank_meta.append((c, g.text))
-                        bank_formulas.append(g.formula.arg)  # type: ignore[union-attr]
-            else:
-                self.runs.append(ContractRun(c, index))
-        self.bank = PastBank(bank_formulas, index) if bank_formulas else None
-        self._bank_saved: list[Any] | None = None
+        # the bank runs the plain contracts (module doc), the rest run on its atom values
+        plain = [c for c in applicable if is_plain(c)]
+        self._bank_meta = [(c, g.text) for c in plain for g in c.guarantees if g.skipped is None]
+        self._bank_violations = [
+            (c.id, text, c.severity, c.strategy.kind, c.strategy.safe_tool)
+            for c, text in self._bank_meta
+        ]
+        formulas = [g.formula for c in plain for g in c.guarantees if g.skipped is None]
+        rest = [c for c in applicable if c not in plain]
+        self.bank = Bank(formulas, grounding=(list(atoms), perms, agent_id), values=bool(rest))
+        index = {a: i for i, a in enumerate(self.bank.atoms)}
+        self.runs = [ContractRun(c, index, self.bank.kinds) for c in rest]
+        self._mapping = any(r.needs_mapping for r in self.runs)
+        self._grounding = (list(atoms), perms, agent_id)
+        self._tool_grounder: ToolGrounder | None = None
+        self._saved: list[Any] = self.bank.state
         self._needs_output = any(a.name in _OUTPUT_ATOMS for a in atoms)
         self._lock = threading.Lock()
         self.position = 0  # events appended
         self._seq = 0
         self._last_us = 0
         self._sec, self._sec_text = -1, ""
-        self._last: tuple[Decision, Event] | None = None  # last appended, for guard_after
+        # the last appended call (decision, tool, args, start), for guard_after
+        self._last: tuple[Decision, str, Any, int] | None = None
         self._last_logged: Decision | None = None
         self._log = self._make_log(session_log)
         self._owns_exporter = exporter is None
@@ -172,87 +156,109 @@ class Guard:
     # ------------------------------------------------------------ checks
 
     def _stamp(self, ns: int) -> str:
-        us = max(ns // 1000, self._last_us + 1)  # unique, increasing: the log groups by ts
+        us = ns // 1000
+        if us <= self._last_us:  # unique, increasing: the log groups by ts
+            us = self._last_us + 1
         self._last_us = us
-        sec, frac = divmod(us, 1_000_000)
+        sec = us // 1_000_000
         if sec != self._sec:  # strftime once per second, not per call
-            self._sec, self._sec_text = sec, sl.iso_utc(sec * 10**9)[:19]
-        return f"{self._sec_text}.{frac:06d}Z"
+            self._sec, self._sec_text = sec, sl.iso_utc(sec * 10**9)[:19] + ".%06dZ"
+        return self._sec_text % (us - sec * 1_000_000)
 
-    def _step(self, event: Event, pos: int) -> list[Violation]:
-        val = self.grounder.ground(event)
-        values = list(val.values())  # the grounder's atom order (its ``atoms``)
-        fired: list[Violation] = []
-        if self.bank is not None:
-            self._bank_saved = self.bank.state.copy()
-            for k in self.bank.step(values):
-                c, text = self._bank_meta[k]
-                fired.append(self._violation(c, text, "guarantee", pos, event.tool))
+    @property
+    def grounder(self) -> ToolGrounder:
+        """The guard's grounder on its live state (inspection and tests: a ``ground``
+        through it counts as an event for the atoms, not for the contracts)."""
+        if self._tool_grounder is None:
+            self._tool_grounder = ToolGrounder(*self._grounding)
+        self._tool_grounder.state = self.bank.state  # the grounding slots come first
+        return self._tool_grounder
+
+    def _step(
+        self, tool: str, args: Any, content: str | None, dur: int | None, pos: int
+    ) -> list[Violation]:
+        bank = self.bank
+        self._saved = bank.state.copy()
+        if not self.runs:
+            out = bank.call(tool, args, content, dur)
+            if not out:
+                return out
+            values: tuple[Any, ...] = ()
+        else:
+            out, values = bank.call(tool, args, content, dur)
+        fired = []
+        for k in out:
+            cid, text, severity, strategy, safe = self._bank_violations[k]
+            message = f"{text} is false at step {pos} (call of {tool})"
+            fired.append(Violation(cid, text, "guarantee", severity, strategy, message, safe))
+        val = dict(zip(bank.atoms, values, strict=True)) if self._mapping else None
         for run in self.runs:
+            c, sg = run.contract, run.contract.strategy
             for h in run.step(val, values, pos):
-                fired.append(self._violation(run.contract, h.text, h.kind, pos, event.tool))
+                message = f"{h.text} is false at step {pos} (call of {tool})"
+                v = Violation(c.id, h.text, h.kind, c.severity, sg.kind, message, sg.safe_tool)
+                fired.append(v)
         if len(fired) > 1:  # contract order: ties between equally strict contracts go to the first
             fired.sort(key=lambda v: self._order[v.contract_id])
         return fired
 
-    @staticmethod
-    def _violation(c: Contract, text: str, kind: str, pos: int, tool: str | None) -> Violation:
-        return Violation(
-            c.id,
-            text,
-            kind,
-            c.severity,
-            c.strategy.kind,
-            f"{text} is false at step {pos} (call of {tool})",
-            c.strategy.safe_tool,
-        )
-
     def _rollback(self) -> None:
-        self.grounder.rollback()
-        if self.bank is not None and self._bank_saved is not None:
-            self.bank.state = self._bank_saved
-            self._bank_saved = None
+        self.bank.state = self._saved
         for run in self.runs:
             run.rollback()
 
     def guard_before(self, tool: str, args: Mapping[str, Any] | None = None) -> Decision:
         """Decide on a call of ``tool`` with ``args`` before it runs (module doc)."""
         with self._lock:
-            t0 = time.time_ns()
-            pos, seq = self.position, self._seq
-            self._seq += 1
-            event = Event(
-                type="tool_call",
-                tool=tool,
-                args=dict(args) if args is not None else None,
-                agent=self.agent_id,
-                start_ns=t0,
-                seq=pos,
-                conversation_id=self.conversation_id,
-            )
-            fired = self._step(event, pos)
-            base = Decision(
-                allowed=True,
-                action="allowed",
-                tool=tool,
-                args=redact_args(event.args),
-                position=pos,
-                seq=seq,
-                ts=self._stamp(t0),
-                checked=self.contract_ids,
-                mode=self.mode,
-                start_ns=t0,
-                end_ns=0 if fired else time.time_ns(),
-            )
-            d = decide(base, fired, self.mode, self.escalate) if fired else base
-            d = replace(d, end_ns=time.time_ns()) if fired else d
+            t0 = _time_ns()
+            pos = self.position
+            seq = self._seq
+            self._seq = seq + 1
+            raw = dict(args) if args is not None else None
+            fired = tuple(self._step(tool, raw, None, None, pos))
+            got = outcome(fired, self.mode) if fired else _ALLOWED
+            if got is not None:  # no escalation to ask: the Decision is built once
+                allowed, action, safe, would = got
+                d = Decision(
+                    allowed,
+                    action,
+                    tool,
+                    redact(raw),
+                    fired,
+                    safe,
+                    pos,
+                    would,
+                    seq,
+                    self._stamp(t0),
+                    self.contract_ids,
+                    self.mode,
+                    t0,
+                    _time_ns(),
+                )
+            else:
+                base = Decision(
+                    allowed=True,
+                    action="allowed",
+                    tool=tool,
+                    args=redact(raw),
+                    position=pos,
+                    seq=seq,
+                    ts=self._stamp(t0),
+                    checked=self.contract_ids,
+                    mode=self.mode,
+                    start_ns=t0,
+                )
+                d = decide(base, fired, self.mode, self.escalate)  # a new Decision
+                object.__setattr__(d, "end_ns", _time_ns())  # ours: set before it is seen
             if d.appended:
-                self.position += 1
-                self._last = (d, event)
+                self.position = pos + 1
+                self._last = (d, tool, raw, t0)
             else:
                 self._rollback()
                 self._last = None
-            self._record(d, raw_args=event.args)
+            self.decisions.append(d)
+            if self._log is not None or self.exporter is not None:
+                self._record(d, raw_args=raw, logged=True)
             return d
 
     def guard_after(self, decision: Decision, result: Any) -> Decision:
@@ -262,11 +268,10 @@ class Guard:
             if not self._needs_output or last is None or last[0].seq != decision.seq:
                 return decision
             self._last = None
-            d0, event = last
+            d0, tool, raw, t0 = last
             now = time.time_ns()
-            done = replace(event, content=_text(result), duration_ns=now - (event.start_ns or now))
             self._rollback()
-            fired = self._step(done, d0.position)
+            fired = self._step(tool, raw, result_text(result), now - (t0 or now), d0.position)
             old = {(v.contract_id, v.guarantee) for v in d0.violations}
             new = tuple(v for v in fired if (v.contract_id, v.guarantee) not in old)
             if not new:
@@ -283,7 +288,7 @@ class Guard:
                 end_ns=time.time_ns(),
             )
             only = tuple(dict.fromkeys(v.contract_id for v in new))
-            self._record(d, only=only, raw_args=event.args)
+            self._record(d, only=only, raw_args=raw)
             return d
 
     def finish(self) -> list[Decision]:
@@ -291,47 +296,59 @@ class Guard:
         with self._lock:
             out: list[Decision] = []
             last = self._last_logged
-            for run in self.runs:
-                c = run.contract
-                for clause, check in run.finish():
-                    v = Violation(
-                        c.id,
-                        clause.text,
-                        "assumption" if clause.kind == "assumption" else "liveness",
-                        c.severity,
-                        c.strategy.kind,
-                        f"{clause.text} left open at the end (obligation from step {check.opened})",
-                        c.strategy.safe_tool,
+            for c, text, kind, check in self._open_at_end():
+                v = Violation(
+                    c.id,
+                    text,
+                    kind,
+                    c.severity,
+                    c.strategy.kind,
+                    f"{text} left open at the end (obligation from step {check.opened})",
+                    c.strategy.safe_tool,
+                )
+                now = time.time_ns()
+                d = Decision(
+                    allowed=True,
+                    action="observed" if self.mode == "observe" else "warned",
+                    tool=None,
+                    args=None,
+                    violations=(v,),
+                    position=max(self.position - 1, 0),
+                    would_have="warned" if self.mode == "observe" else None,
+                    seq=last.seq if last is not None else -1,
+                    ts=last.ts if last is not None else self._stamp(now),
+                    checked=(c.id,),
+                    mode=self.mode,
+                    start_ns=now,
+                    end_ns=now,
+                )
+                out.append(d)
+                self.decisions.append(d)
+                if self._log is not None and last is not None:
+                    self._log.write(
+                        d, self._texts, tool=last.tool, conversation_id=self.conversation_id
                     )
-                    now = time.time_ns()
-                    d = Decision(
-                        allowed=True,
-                        action="observed" if self.mode == "observe" else "warned",
-                        tool=None,
-                        args=None,
-                        violations=(v,),
-                        position=max(self.position - 1, 0),
-                        would_have="warned" if self.mode == "observe" else None,
-                        seq=last.seq if last is not None else -1,
-                        ts=last.ts if last is not None else self._stamp(now),
-                        checked=(c.id,),
-                        mode=self.mode,
-                        start_ns=now,
-                        end_ns=now,
-                    )
-                    out.append(d)
-                    self.decisions.append(d)
-                    if self._log is not None and last is not None:
-                        self._log.write(
-                            d, self._texts, tool=last.tool, conversation_id=self.conversation_id
-                        )
-                    if self.exporter is not None:
-                        self.exporter.export(sp.Turn(d, self.agent_id, event_type="session_end"))
+                if self.exporter is not None:
+                    self.exporter.export(sp.Turn(d, self.agent_id, event_type="session_end"))
             if self.exporter is not None:
                 self.exporter.flush()
             if self._log is not None:
                 self._log.close()
             return out
+
+    def _open_at_end(self) -> list[tuple[Contract, str, str, Check]]:
+        """(contract, clause, kind, check) of every obligation open at the end, contract order."""
+        found: list[tuple[int, Contract, str, str, Check]] = []
+        for k, (c, text) in enumerate(self._bank_meta):
+            check = self.bank.liveness(k)
+            if check is not None:
+                found.append((self._order[c.id], c, text, "liveness", check))
+        for run in self.runs:
+            for clause, check in run.finish():
+                kind = "assumption" if clause.kind == "assumption" else "liveness"
+                found.append((self._order[run.contract.id], run.contract, clause.text, kind, check))
+        found.sort(key=lambda x: x[0])
+        return [x[1:] for x in found]
 
     def close(self) -> None:
         """Close the session log and stop an exporter the guard created itself."""
@@ -356,8 +373,10 @@ class Guard:
         d: Decision,
         only: Sequence[str] | None = None,
         raw_args: Any = None,
+        logged: bool = False,
     ) -> None:
-        self.decisions.append(d)
+        if not logged:
+            self.decisions.append(d)
         if self._log is not None:
             self._log.write(d, self._texts, only=only, conversation_id=self.conversation_id)
             if d.appended:
@@ -366,25 +385,8 @@ class Guard:
             self.exporter.export(self._turn(d, only, raw_args))
 
     def _turn(self, d: Decision, only: Sequence[str] | None, raw: Any) -> sp.Turn:
-        checks = []
-        for c in self.contracts:
-            if only is not None and c.id not in only:
-                continue
-            mine = tuple(v for v in d.violations if v.contract_id == c.id)
-            bad = {v.guarantee for v in mine}
-            checks.append(
-                sp.ContractCheck(
-                    contract_id=c.id,
-                    label=c.description,
-                    source=c.source,
-                    assumptions=tuple(a.text for a in c.assumptions if a.skipped is None),
-                    assumption_holds=not any(v.kind == "assumption" for v in mine),
-                    guarantees=tuple((t, t in bad) for t in self._texts[c.id]),
-                    violations=mine,
-                    eval_pos=d.position,
-                )
-            )
-        return sp.Turn(d, self.agent_id, tuple(checks), self.conversation_id, raw_args=raw)
+        checks = contract_checks(self.contracts, self._texts, d, only)
+        return sp.Turn(d, self.agent_id, checks, self.conversation_id, raw_args=raw)
 
     def guarded(self, fn: Any = None, **kw: Any) -> Any:
         """Decorator: guard every call of a sync or async tool function (``wrap.guarded``)."""

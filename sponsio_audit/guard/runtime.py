@@ -1,15 +1,21 @@
 """Per-contract online state of the guard: clauses stepped event by event, with rollback.
 
 A guarantee (or a global contract's assumption conjunction) is monitored in
-one of two ways, both with state that does not grow with the trace:
+one of three ways, all with state that does not grow with the trace:
 
 - ``G ψ`` with ψ future-free (every safety pattern): ψ is compiled by
-  ``past.PastFormula`` and the clause fires at every event where ψ is false
-  now. These are exactly the offending events of SEMANTICS.md §4.1, so a
-  warned or observed contract keeps firing at each later offence too.
-- anything else: ``ltl.monitor.Monitor``; the clause fires at the event
-  whose prefix first becomes bad (the blame of §4.1). Liveness is read from
-  ``Monitor.finish`` at the end of the session.
+  ``past`` (in a one-clause ``bank.Bank``) and the clause fires at every
+  event where ψ is false now. These are exactly the offending events of
+  SEMANTICS.md §4.1, so a warned or observed contract keeps firing at each
+  later offence too.
+- ``G(p → F q)`` and ``G(p → F[a,b] q)`` with p, q future-free: the small
+  state machines of ``live``; the clause fires at the event whose prefix
+  first becomes bad (the blame of §4.1), liveness is read at the end.
+- anything else: ``ltl.monitor.Monitor``, with the same firing rule.
+
+The guard fuses the contracts without assumptions whose guarantees are all
+of the first two kinds into its one ``Bank`` (``is_plain``); the others run
+here, one ``ContractRun`` each.
 
 Contracts follow §4.2:
 
@@ -28,72 +34,83 @@ Contracts follow §4.2:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sponsio_audit.ltl.ast import Always, And, Formula, is_future_free
+from sponsio_audit.ltl.ast import And, Formula, is_future_free
 from sponsio_audit.ltl.contract import Clause, Contract
 from sponsio_audit.ltl.monitor import Monitor
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.ltl.reference import Check
 
+from .bank import Bank, fusable, is_safety
 from .past import PastFormula
+
+__all__ = ["ClauseRun", "ContractRun", "is_plain", "is_safety", "unsupported"]
 
 
 class ClauseRun:
     """One monitored formula; ``step`` says whether the new event offends it."""
 
-    __slots__ = ("_saved", "formula", "kind", "mon", "past", "text")
+    __slots__ = ("_saved", "bank", "formula", "kind", "mon", "text")
 
-    def __init__(self, formula: Formula, kind: str, index: Mapping[Any, int]) -> None:
+    def __init__(
+        self,
+        formula: Formula,
+        kind: str,
+        index: Mapping[Any, int],
+        kinds: Mapping[Any, str] | None = None,
+    ) -> None:
         self.formula = formula
         self.text = show(formula)
         self.kind = kind
-        self.past: PastFormula | None = None
+        self.bank: Bank | None = None
         self.mon: Monitor | None = None
-        if is_safety(formula):
-            self.past = PastFormula(formula.arg, index)  # type: ignore[union-attr]
+        if fusable(formula):
+            self.bank = Bank([formula], index, kinds)
         else:
             self.mon = Monitor(formula)
         self._saved: list[Any] | None = None
 
-    def step(self, valuation: Mapping[Any, Any], values: list[Any]) -> bool:
+    def step(self, valuation: Mapping[Any, Any] | None, values: Sequence[Any]) -> bool:
         """Consume one event (as a mapping and as the value list in index order);
-        True when the event offends the clause (a fresh violation)."""
-        if self.past is not None:
-            self._saved = self.past.state.copy()
-            return self.past.step(values) is False
+        True when the event offends the clause (a fresh violation). The mapping is
+        only read by monitored clauses (``needs_mapping``)."""
+        if self.bank is not None:
+            self._saved = self.bank.state.copy()
+            return bool(self.bank.step(values))
         mon = self.mon
-        assert mon is not None
+        assert mon is not None and valuation is not None
         before = mon.value
         return mon.step(valuation) is False and before is not False
 
+    @property
+    def needs_mapping(self) -> bool:
+        return self.mon is not None
+
     def rollback(self) -> None:
         """Undo the last ``step``."""
-        if self.past is not None:
+        if self.bank is not None:
             if self._saved is not None:
-                self.past.state = self._saved
+                self.bank.state = self._saved
                 self._saved = None
         elif self.mon is not None:
             self.mon.rollback()
 
     def finish(self) -> Check | None:
-        """The liveness verdict at the end of the session (None for past clauses)."""
-        if self.mon is None:
-            return None
+        """The liveness verdict at the end of the session (None when none is open)."""
+        if self.bank is not None:
+            return self.bank.liveness(0)
+        assert self.mon is not None
         c = self.mon.finish()
         return c if c.value is False and c.kind == "liveness" else None
 
 
-def is_safety(f: Formula) -> bool:
-    """``G ψ`` with ψ future-free: offending events are where ψ is false (§4.1)."""
-    return isinstance(f, Always) and is_future_free(f.arg)
-
-
 def is_plain(contract: Contract) -> bool:
-    """No assumptions and only safety guarantees: the guard fuses these into one ``PastBank``."""
+    """No assumptions and only safety or response guarantees: the guard fuses these
+    into its one ``Bank``."""
     return not any(a.skipped is None for a in contract.assumptions) and all(
-        is_safety(g.formula) for g in contract.guarantees if g.skipped is None
+        fusable(g.formula) for g in contract.guarantees if g.skipped is None
     )
 
 
@@ -121,30 +138,42 @@ def unsupported(contract: Contract) -> str | None:
 class ContractRun:
     """The online state of one contract (module doc); every step can be rolled back."""
 
-    def __init__(self, contract: Contract, index: Mapping[Any, int]) -> None:
+    def __init__(
+        self,
+        contract: Contract,
+        index: Mapping[Any, int],
+        kinds: Mapping[Any, str] | None = None,
+    ) -> None:
         self.contract = contract
         self.index = index
+        self.kinds = kinds
         self.guarantee_clauses = [g for g in contract.guarantees if g.skipped is None]
         assumptions = [a for a in contract.assumptions if a.skipped is None]
         self.first_match = contract.activate_at == "first_match"
         self.activators = (
-            [PastFormula(a.formula, index) for a in assumptions] if self.first_match else []
+            [PastFormula(a.formula, index, kinds) for a in assumptions] if self.first_match else []
         )
         self.seen = [False] * len(self.activators)
         self.active = not self.activators
         self.offset = 0
         conj = None if self.first_match else _conj(assumptions)
-        self.assumption = ClauseRun(conj, "assumption", index) if conj is not None else None
+        self.assumption = ClauseRun(conj, "assumption", index, kinds) if conj is not None else None
         self.assumption_failed = False
         self.guarantees = self._fresh_guarantees() if self.active else []
         self._undo: tuple[Any, ...] | None = None
         self._stepped: list[ClauseRun] = []
+        self.needs_mapping = not all(fusable(g.formula) for g in self.guarantee_clauses) or (
+            conj is not None and not fusable(conj)
+        )
 
     def _fresh_guarantees(self) -> list[ClauseRun]:
-        return [ClauseRun(g.formula, "guarantee", self.index) for g in self.guarantee_clauses]
+        return [
+            ClauseRun(g.formula, "guarantee", self.index, self.kinds)
+            for g in self.guarantee_clauses
+        ]
 
     def step(
-        self, valuation: Mapping[Any, Any], values: list[Any], position: int
+        self, valuation: Mapping[Any, Any] | None, values: Sequence[Any], position: int
     ) -> list[ClauseRun]:
         """Consume the event at ``position``; the clauses it offends."""
         stepped: list[ClauseRun] = []

@@ -24,8 +24,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from sponsio_audit.redact import args_json, truncate
+
 from . import semconv as sc
-from .redact import args_json, truncate
 from .strategies import Decision, Violation
 
 KIND_INTERNAL = 1

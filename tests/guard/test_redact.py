@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sponsio_audit.redact import args_json, looks_secret, redact_args, truncate
 from sponsio_audit.guard.session_log import safe_segment
+from sponsio_audit.redact import args_json, looks_secret, redact_args, truncate
 
 
 def test_redact_keys_nested() -> None:
