@@ -1,6 +1,7 @@
 """One argument field over many rows, extracted without a Python loop per row.
 
-DuckDB's JSON functions read field ``f`` of every args string at once; its
+DuckDB's JSON functions read field ``f`` of every distinct args string at the
+rows of interest at once (spread back to rows by dictionary code); its
 text is the field's string form (``fields.text_form``) whenever the value is
 a string, an integer, a bool or null. Other values (floats, objects, lists),
 dotted names not found at the top level, and names DuckDB paths cannot
@@ -42,15 +43,23 @@ def _database() -> Any:
 
 @dataclass(frozen=True)
 class FieldColumn:
-    """Field f at the rows ``at`` (rows of interest with args): text form and kind.
+    """Field f at the rows ``at`` (rows of interest with args), by distinct args string.
 
-    ``text`` is null where the field is missing; ``kind`` is MISSING, STRING,
-    NUMBER or OTHER.
+    Row ``at[i]`` has text ``text[ids[i]]`` and kind ``kind[ids[i]]``: ``text``
+    is null where the field is missing; ``kind`` is MISSING, STRING, NUMBER,
+    PYNUMBER or OTHER. Tests on the field run once per distinct args string.
     """
 
     at: np.ndarray
+    ids: np.ndarray
     text: pa.Array
     kind: np.ndarray
+
+    def spread(self, per_distinct: np.ndarray, n: int, fill: Any) -> np.ndarray:
+        """A value per distinct args string as a value per row (``fill`` off ``at``)."""
+        out = np.full(n, fill, dtype=per_distinct.dtype)
+        out[self.at] = per_distinct[self.ids]
+        return out
 
 
 def _python(args: Any, name: str) -> tuple[str | None, int]:
@@ -64,16 +73,24 @@ def _python(args: Any, name: str) -> tuple[str | None, int]:
     return fields.text_form(v), OTHER
 
 
+def _in_python(objs: list[Any], name: str) -> tuple[pa.Array, np.ndarray]:
+    """Text and kind of field ``name`` of parsed args ``objs``."""
+    pairs = [_python(o, name) for o in objs]
+    texts = pa.array([t for t, _ in pairs], pa.string())
+    return texts, np.array([k for _, k in pairs], dtype=np.int8)
+
+
 def field_column(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> FieldColumn:
     """Field ``name`` of the args at ``rows`` (cached per rows_key and name)."""
     return g.cached(("field", rows_key, name), lambda: _extract(g, rows, rows_key, name))
 
 
 def _extract(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> FieldColumn:
-    at, values = g.subset("args", rows, rows_key)
-    if any(c in name for c in "'\"\\") or not len(at):
-        return _all_python(g, rows, rows_key, name, at)
-    sub = pa.table({"a": values})
+    d = g.distinct("args", rows, rows_key)
+    if any(c in name for c in "'\"\\") or not len(d.values):
+        text, kind = _in_python(g.parsed(rows, rows_key)[1], name)
+        return FieldColumn(d.at, d.ids, text, kind)
+    sub = pa.table({"a": d.values})
     path = '$."' + name + '"'
     con = _database().cursor()  # a cursor is a cheap connection of its own (thread-safe)
     con.register("sub", sub)
@@ -91,42 +108,23 @@ def _extract(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> Fie
     if "." in name:
         slow |= kind == MISSING
     if slow.any():
-        mask = np.zeros(g.n, dtype=bool)
-        mask[at[slow]] = True
-        py = _all_python(g, mask, (rows_key, "slow", name), name, at[slow])
-        kind[slow] = py.kind
-        text = pc.replace_with_mask(text, pa.array(slow), py.text.cast(text.type))
-    return FieldColumn(at, text, kind)
-
-
-def _all_python(
-    g: Columns, rows: np.ndarray, rows_key: Hashable, name: str, at: np.ndarray
-) -> FieldColumn:
-    ids, objs = g.parsed(rows, rows_key)
-    pairs = [_python(o, name) for o in objs]
-    texts = pa.array([t for t, _ in pairs], pa.string())
-    kinds = np.array([k for _, k in pairs], dtype=np.int8)
-    sel = ids[at]
-    return FieldColumn(at, texts.take(pa.array(sel)), kinds[sel] if len(pairs) else kinds[:0])
+        strings = d.values.filter(pa.array(slow)).to_pylist()
+        py_text, kind[slow] = _in_python([json.loads(s) for s in strings], name)
+        text = pc.replace_with_mask(text, pa.array(slow), py_text.cast(text.type))
+    return FieldColumn(d.at, d.ids, text, kind)
 
 
 def numbers(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> np.ndarray:
     """``fields.numeric`` of field ``name`` at every row (NaN where not numeric or not at rows)."""
     fc = field_column(g, rows, rows_key, name)
-    out = np.full(g.n, np.nan)
+    out = np.full(len(fc.kind), np.nan)
     num = fc.kind == NUMBER
     if num.any():
         values = pc.cast(fc.text.filter(pa.array(num)), pa.float64()).to_numpy(zero_copy_only=False)
-        out[fc.at[num]] = np.where(np.isfinite(values), values, np.nan)
+        out[num] = np.where(np.isfinite(values), values, np.nan)
     for kind, read in ((STRING, str), (PYNUMBER, json.loads)):
-        _numbers_in_python(out, fc, kind, read)
-    return out
-
-
-def _numbers_in_python(out: np.ndarray, fc: FieldColumn, kind: int, read: Any) -> None:
-    strings = fc.kind == kind
-    if strings.any():
-        enc = pc.dictionary_encode(fc.text.filter(pa.array(strings)))
-        lut = [fields.numeric(read(s)) for s in enc.dictionary.to_pylist()]
-        conv = np.array([np.nan if v is None else v for v in lut], dtype=np.float64)
-        out[fc.at[strings]] = conv[to_numpy(enc.indices, 0)]
+        sel = fc.kind == kind
+        if sel.any():
+            conv = [fields.numeric(read(s)) for s in fc.text.filter(pa.array(sel)).to_pylist()]
+            out[sel] = np.array([np.nan if v is None else v for v in conv], dtype=np.float64)
+    return fc.spread(out, g.n, np.nan)

@@ -7,12 +7,13 @@ the caller; state and keep-last values restart at every trace. The values
 are those of ``online.Grounder`` run trace by trace (property-tested).
 
 How it stays fast: tool names, event types and agents are dictionary-encoded
-once and compared through lookup tables over their few distinct values;
-regexes run with Arrow's RE2 (``match_substring_regex``) once per (regex,
-column, rows of one tool); argument fields are read by DuckDB's JSON
-functions (``arg_fields``), the rest (paths, floats, nested values) parsed
-in Python once per distinct args string; running values are segmented
-NumPy scans (``scans``). The rare state atoms (``flow``, ``ctx``, ``ctx_matches``,
+once (int32 codes) and compared through lookup tables over their few
+distinct values (``called`` columns keep their codes, so a view samples the
+codes once for all of them); text at the rows of interest (one tool's
+calls, one event type) is dictionary-encoded once per column and rows, and
+regexes (Arrow's RE2), DuckDB's JSON field reads (``arg_fields``) and Python
+parsing run on its distinct values only, spread back to rows by code;
+running values are segmented NumPy scans (``scans``). The rare state atoms (``flow``, ``ctx``, ``ctx_matches``,
 ``delegation_depth``) are in ``state_columns``; flow and delegation depth
 replay the online grounder on only the rows that can change them.
 """
@@ -62,7 +63,7 @@ def _atom(fn: Builder) -> Builder:
 
 @_atom
 def _called(g: Columns, t: Any) -> Column:
-    return bool_column(g.calls(t))
+    return g.calls_coded(t)
 
 
 @_atom
@@ -107,8 +108,7 @@ def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) 
     """A bool atom testing field f's text (Arrow kernel ``test``) at calls of t."""
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
-    hit = np.zeros(g.n, dtype=bool)
-    hit[fc.at] = to_numpy(test(fc.text), False)
+    hit = fc.spread(to_numpy(test(fc.text), False).astype(bool), g.n, False)
     return bool_column(hit, calls & g.isnull("args"))
 
 
@@ -184,27 +184,31 @@ def _context_length(g: Columns) -> Column:
 @_atom
 def _token_count(g: Columns, kind: Any) -> Column:
     k = fields.check_token_kind(kind)
-    resp = g.is_type("llm_response")
-    t_in, t_out, t_tot = (g.numbers(c) for c in ("tokens_in", "tokens_out", "tokens_total"))
-    n_in, n_out, n_tot = (g.isnull(c) for c in ("tokens_in", "tokens_out", "tokens_total"))
-    if k == "input":
-        value, missing = t_in, n_in
-    elif k == "output":
-        value, missing = t_out, n_out
+    at = np.flatnonzero(g.is_type("llm_response"))
+    names = {"input": "tokens_in", "output": "tokens_out"}
+    if k in names:
+        value, missing = g.numbers_at(names[k], at)
     else:
-        value = np.where(n_tot, t_in + t_out, t_tot)
-        missing = n_tot & (n_in | n_out)
-    known = resp & ~missing
-    return num_column(
-        scans.cumsum(np.where(known, value, 0.0), g.start), scans.ever(resp & missing, g.start)
-    )
+        value, missing = g.numbers_at("tokens_total", at)
+        if missing.any():
+            (t_in, n_in), (t_out, n_out) = (g.numbers_at(c, at) for c in names.values())
+            value = np.where(missing, t_in + t_out, value)
+            missing &= n_in | n_out
+    known = np.zeros(g.n)
+    known[at] = np.where(missing, 0.0, value)
+    unknown = np.zeros(g.n, dtype=bool)
+    unknown[at] = missing
+    return num_column(scans.cumsum(known, g.start), scans.ever(unknown, g.start))
 
 
 @_atom
 def _latency_exceeds(g: Columns, t: Any, ms: Any) -> Column:
-    calls = g.calls(t)
-    over = g.numbers("duration_ns") > float(ms) * 1e6
-    return bool_column(calls & over, calls & g.isnull("duration_ns"))
+    at = np.flatnonzero(g.calls(t))
+    duration, missing = g.numbers_at("duration_ns", at)
+    value, unknown = np.zeros(g.n, dtype=bool), np.zeros(g.n, dtype=bool)
+    value[at] = duration > float(ms) * 1e6
+    unknown[at] = missing
+    return bool_column(value, unknown)
 
 
 @_atom
@@ -224,10 +228,8 @@ def _keep_field(g: Columns, t: Any, value: np.ndarray) -> Column:
 def _arg_length(g: Columns, t: Any, f: Any) -> Column:
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
-    length = np.full(g.n, np.nan)
     chars = to_numpy(pc.utf8_length(fc.text), -1).astype(np.float64)
-    length[fc.at] = np.where(chars < 0, np.nan, chars)
-    return _keep_field(g, t, length)
+    return _keep_field(g, t, fc.spread(np.where(chars < 0, np.nan, chars), g.n, np.nan))
 
 
 @_atom

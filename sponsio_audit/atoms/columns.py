@@ -1,10 +1,12 @@
 """Derived columns of one events table, shared by every atom of the columnar grounding.
 
 ``Columns`` dictionary-encodes the string columns it is asked about once
-(tool names, event types, agents are few distinct values), runs each regex
-with Arrow's RE2 once per (column, regex, rows), and parses each distinct
-args string once per set of rows; everything is cached, so grounding many
-atoms costs little more than grounding one.
+(``encoded``): tool names, event types and agents become integer codes
+compared through lookup tables over their few distinct values; regexes
+and JSON parsing run on the *distinct* strings found at the rows of
+interest (``distinct``), and the result is spread back to rows by code.
+Everything is cached, so grounding many atoms costs little more than
+grounding one.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,11 +34,87 @@ class Column:
 
     value: np.ndarray
     unknown: np.ndarray
+    coded: tuple[np.ndarray, np.ndarray] | None = None
+    """Optionally ``(codes, lut)`` with ``value == lut[codes]`` (see ``ColumnLike``)."""
 
 
 def to_numpy(arr: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
     """A column as NumPy, nulls replaced by ``fill``."""
     return np.asarray(pc.fill_null(arr, fill).to_numpy(zero_copy_only=False))
+
+
+def valid_mask(arr: pa.Array) -> np.ndarray | None:
+    """The validity bitmap of a (contiguous) array as bools, None when it has no nulls."""
+    if arr.null_count == 0:
+        return None
+    if arr.null_count == len(arr) or arr.buffers()[0] is None:
+        return np.zeros(len(arr), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + len(arr)].view(bool)
+
+
+def bool_values(arr: pa.Array) -> np.ndarray:
+    """A boolean array without nulls as NumPy bools (unpacked from its bitmap)."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=bool)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + len(arr)].view(bool)
+
+
+def _primitive(arr: pa.Array, dtype: Any, fill: Any) -> np.ndarray:
+    """A fixed-width array as a fresh NumPy array of its own dtype, nulls set to ``fill``."""
+    values, valid = raw_values(arr, dtype)
+    if valid is None:
+        return values.copy()
+    return np.where(valid, values, np.array(fill, dtype=dtype))
+
+
+def raw_values(arr: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """A fixed-width array's value buffer (zero-copy, read-only: undefined at nulls) and
+    its validity (None when it has no nulls)."""
+    if len(arr) == 0 or arr.buffers()[1] is None:
+        return np.zeros(len(arr), dtype=dtype), valid_mask(arr)
+    width = np.dtype(dtype).itemsize
+    return np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * width), valid_mask(arr)
+
+
+def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``lut[codes]`` for a bool table, as one comparison when a single code is true."""
+    hits = np.flatnonzero(lut)
+    if len(hits) == 0:
+        return np.zeros(len(codes), dtype=bool)
+    if len(hits) == 1:
+        return codes == int(hits[0])  # a Python int keeps the comparison in the codes' dtype
+    return np.take(lut, codes)
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """A dictionary-encoded string column: int32 ``codes`` (nulls get len(dictionary))."""
+
+    codes: np.ndarray
+    dictionary: pa.Array
+
+    @cached_property
+    def values(self) -> list[Any]:
+        return list(self.dictionary.to_pylist())
+
+    def where(self, test: Callable[[Any], bool]) -> np.ndarray:
+        """Rows whose value passes ``test`` (called once per distinct value and for null)."""
+        lut = np.array([bool(test(v)) for v in [*self.values, None]], dtype=bool)
+        return lookup(lut, self.codes)
+
+
+@dataclass(frozen=True, eq=False)
+class Distinct:
+    """The non-null values of a column at some rows, by distinct value.
+
+    Row ``at[i]`` holds ``values[ids[i]]``.
+    """
+
+    at: np.ndarray
+    ids: np.ndarray
+    values: pa.Array
 
 
 class Columns:
@@ -49,8 +128,28 @@ class Columns:
         ids = table.column("trace_id")
         flags = np.ones(self.n, dtype=bool)
         if self.n > 1:
-            flags[1:] = to_numpy(pc.not_equal(ids.slice(1), ids.slice(0, self.n - 1)), True)
+            new = pc.not_equal(ids.slice(1), ids.slice(0, self.n - 1))
+            flags[1:] = bool_values(pc.fill_null(new, True).combine_chunks())
+        self._flags = flags
         self.start = scans.starts_from_flags(flags)
+
+    def trace_number(self) -> tuple[np.ndarray, int]:
+        """Trace number of every row and the number of traces (``columnar_views.trace_index``)."""
+
+        def make() -> tuple[np.ndarray, int]:
+            number = np.cumsum(self._flags, dtype=np.int64)
+            number -= 1
+            return number, int(number[-1]) + 1 if self.n else 0
+
+        return self.cached("trace number", make)
+
+    def equal_mask(self, column: str, value: str) -> np.ndarray:
+        """Rows where string ``column`` equals ``value`` (null rows: False)."""
+        if column == "type":
+            return self.is_type(value)
+        return self.cached(
+            ("eq", column, value), lambda: self.where_value(column, lambda v: v == value)
+        )
 
     # ------------------------------------------------------------ shared columns
 
@@ -60,64 +159,103 @@ class Columns:
             self._cache[key] = make()
         return self._cache[key]
 
-    def _encoded(self, name: str) -> tuple[np.ndarray, list[Any]]:
-        """Dictionary codes of a string column (nulls get code len(dictionary))."""
+    def encoded(self, name: str) -> Encoded:
+        """Column ``name`` dictionary-encoded (once)."""
 
-        def make() -> tuple[np.ndarray, list[Any]]:
-            enc = pc.dictionary_encode(self.table.column(name).combine_chunks())
-            values = enc.dictionary.to_pylist()
-            return to_numpy(enc.indices, len(values)).astype(np.int64), values
+        def make() -> Encoded:
+            enc = pc.dictionary_encode(self.col(name).cast(pa.string()))
+            size = len(enc.dictionary)
+            return Encoded(_primitive(enc.indices, np.int32, size), enc.dictionary)
 
         return self.cached(("enc", name), make)
 
+    def _encoded(self, name: str) -> tuple[np.ndarray, list[Any]]:
+        """Dictionary codes of a string column (nulls get code len(dictionary))."""
+        enc = self.encoded(name)
+        return enc.codes, enc.values
+
     def where_value(self, name: str, test: Callable[[Any], bool]) -> np.ndarray:
         """Rows whose string ``name`` passes ``test`` (called once per distinct value)."""
-        codes, values = self._encoded(name)
-        lut = np.array([bool(test(v)) for v in [*values, None]], dtype=bool)
-        return lut[codes]
+        return self.encoded(name).where(test)
 
     def is_type(self, kind: str) -> np.ndarray:
         return self.cached(("type", kind), lambda: self.where_value("type", lambda v: v == kind))
 
-    def calls(self, tool: Any) -> np.ndarray:
-        """Rows that are tool calls of the contract tool ``tool``."""
-        key = fields.tool_key(str(tool))
+    def _call_codes(self) -> np.ndarray:
+        """Tool codes at tool calls, the null code elsewhere."""
 
         def make() -> np.ndarray:
-            hit = self.where_value("tool", lambda v: fields.tool_matches(key, v))
-            return hit & self.is_type("tool_call")
+            enc = self.encoded("tool")
+            return np.where(self.is_type("tool_call"), enc.codes, np.int32(len(enc.dictionary)))
+
+        return self.cached("call codes", make)
+
+    def calls(self, tool: Any) -> np.ndarray:
+        """Rows that are tool calls of the contract tool ``tool``."""
+        return self.calls_coded(tool).value
+
+    def calls_coded(self, tool: Any) -> Column:
+        """``calls(tool)`` as a coded column (tool codes at tool calls and a lookup table)."""
+        key = fields.tool_key(str(tool))
+
+        def make() -> Column:
+            enc = self.encoded("tool")
+            lut = np.array([fields.tool_matches(key, v) for v in enc.values] + [False], bool)
+            value = lookup(lut, self._call_codes())
+            return Column(value, np.zeros(self.n, dtype=bool), (self._call_codes(), lut))
 
         return self.cached(("calls", key), make)
 
     def col(self, name: str) -> pa.Array:
         """Column ``name`` as one contiguous array (take/filter are faster on it)."""
-        return self.cached(("col", name), lambda: self.table.column(name).combine_chunks())
+
+        def make() -> pa.Array:
+            col = self.table.column(name)
+            return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+        return self.cached(("col", name), make)
+
+    def raw(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """A numeric column's values (undefined at nulls) and validity (None: no nulls)."""
+
+        def make() -> tuple[np.ndarray, np.ndarray | None]:
+            arr = self.col(name)
+            return raw_values(arr, arr.type.to_pandas_dtype())
+
+        return self.cached(("raw", name), make)
 
     def isnull(self, name: str) -> np.ndarray:
-        return self.cached(
-            ("null", name), lambda: to_numpy(pc.is_null(self.table.column(name)), True)
-        )
+        def make() -> np.ndarray:
+            valid = valid_mask(self.col(name))
+            return np.zeros(self.n, dtype=bool) if valid is None else ~valid
 
-    def subset(
-        self, name: str, rows: np.ndarray, rows_key: Hashable
-    ) -> tuple[np.ndarray, pa.Array]:
-        """The non-null values of column ``name`` at ``rows``: (row indices, values)."""
+        return self.cached(("null", name), make)
 
-        def make() -> tuple[np.ndarray, pa.Array]:
+    def distinct(self, name: str, rows: np.ndarray, rows_key: Hashable) -> Distinct:
+        """The non-null values of string column ``name`` at ``rows``, by distinct value
+        (the rows' values are taken and dictionary-encoded: cheaper than encoding the
+        whole column when the rows are a few tools' calls or one event type)."""
+
+        def make() -> Distinct:
             at = np.flatnonzero(rows & ~self.isnull(name))
-            return at, self.col(name).take(pa.array(at))
+            sub = pc.dictionary_encode(self.col(name).take(pa.array(at)))
+            return Distinct(at, np.asarray(sub.indices.to_numpy()), sub.dictionary)
 
-        return self.cached(("subset", name, rows_key), make)
+        return self.cached(("distinct", name, rows_key), make)
 
     def search(self, name: str, regex: str, rows: np.ndarray, rows_key: Hashable) -> np.ndarray:
-        """RE2 search of ``regex`` in column ``name`` at ``rows`` (False elsewhere and at nulls)."""
+        """RE2 search of ``regex`` in column ``name`` at ``rows`` (False elsewhere and at nulls).
+
+        The regex runs once per distinct value.
+        """
         fields.compile_regex(regex)  # a configuration error, reported the same way as online
 
         def make() -> np.ndarray:
+            d = self.distinct(name, rows, rows_key)
             out = np.zeros(self.n, dtype=bool)
-            at, sub = self.subset(name, rows, rows_key)
-            if len(at):
-                out[at] = to_numpy(pc.match_substring_regex(sub, regex), False)
+            if len(d.at):
+                hit = to_numpy(pc.match_substring_regex(d.values, regex), False)
+                out[d.at] = hit[d.ids]
             return out
 
         return self.cached(("re", name, regex, rows_key), make)
@@ -126,13 +264,10 @@ class Columns:
         """Args of ``rows`` (non-null), each distinct string parsed once: (row → id, objects)."""
 
         def make() -> tuple[np.ndarray, list[Any]]:
-            at, sub = self.subset("args", rows, rows_key)
+            d = self.distinct("args", rows, rows_key)
             ids = np.full(self.n, -1, dtype=np.int64)
-            if not len(at):
-                return ids, []
-            enc = pc.dictionary_encode(sub)
-            ids[at] = enc.indices.to_numpy(zero_copy_only=False)
-            return ids, [json.loads(s) for s in enc.dictionary.to_pylist()]
+            ids[d.at] = d.ids
+            return ids, [json.loads(s) for s in d.values.to_pylist()]
 
         return self.cached(("args", rows_key), make)
 
@@ -162,21 +297,40 @@ class Columns:
         return self.cached("agents", make)
 
     def numbers(self, name: str) -> np.ndarray:
-        return self.cached(
-            ("num", name), lambda: to_numpy(self.table.column(name), 0).astype(np.float64)
-        )
+        """A numeric column as float64, nulls as 0."""
+
+        def make() -> np.ndarray:
+            arr = self.col(name)
+            if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+                values, valid = self.raw(name)
+                out = values.astype(np.float64)
+                if valid is not None:
+                    out[~valid] = 0.0
+                return out
+            return to_numpy(arr, 0).astype(np.float64)
+
+        return self.cached(("num", name), make)
+
+    def numbers_at(self, name: str, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A numeric column at rows ``at``: float64 values (0 at nulls) and null bits."""
+        arr = self.col(name)
+        if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+            return self.numbers(name)[at], self.isnull(name)[at]
+        values, valid = self.raw(name)
+        null = np.zeros(len(at), dtype=bool) if valid is None else ~valid[at]
+        return np.where(null, 0.0, values[at].astype(np.float64)), null
 
 
 def bool_column(value: np.ndarray, unknown: np.ndarray | None = None) -> Column:
     """A bool column, value cleared where unknown."""
     if unknown is None:
-        return Column(value.astype(bool), np.zeros(len(value), dtype=bool))
+        return Column(value.astype(bool, copy=False), np.zeros(len(value), dtype=bool))
     return Column(value & ~unknown, unknown)
 
 
 def num_column(value: np.ndarray, unknown: np.ndarray | None = None) -> Column:
     """A float64 column, value zeroed where unknown."""
-    value = value.astype(np.float64)
-    if unknown is None:
+    value = value.astype(np.float64, copy=False)
+    if unknown is None or not unknown.any():
         return Column(value, np.zeros(len(value), dtype=bool))
     return Column(np.where(unknown, 0.0, value), unknown)

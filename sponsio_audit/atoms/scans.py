@@ -12,8 +12,14 @@ import numpy as np
 
 def starts_from_flags(is_start: np.ndarray) -> np.ndarray:
     """Index of each row's trace start, given a bool array marking first rows."""
-    idx = np.arange(len(is_start), dtype=np.int64)
-    return np.maximum.accumulate(np.where(is_start, idx, 0)) if len(idx) else idx
+    firsts = np.flatnonzero(is_start)
+    if not len(firsts):  # no marked row (or no rows): everything belongs to trace 0
+        return np.zeros(len(is_start), dtype=np.int64)
+    lengths = np.diff(np.append(firsts, len(is_start)))
+    out = np.repeat(firsts, lengths)
+    if firsts[0] > 0:
+        out = np.concatenate([np.zeros(firsts[0], dtype=np.int64), out])
+    return out
 
 
 def trace_starts(trace_ids: np.ndarray) -> np.ndarray:
@@ -25,30 +31,58 @@ def trace_starts(trace_ids: np.ndarray) -> np.ndarray:
     return starts_from_flags(flags)
 
 
+def _marked(mask: np.ndarray, value: np.ndarray | None, default: np.ndarray) -> np.ndarray:
+    """``np.where(mask, value or the row index, default)`` by scattering the mask's rows
+    (masks here are sparse: one tool's calls, one event type)."""
+    out = default.copy()
+    at = np.flatnonzero(mask)
+    out[at] = at if value is None else value[at]
+    return out
+
+
 def last_index(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Index of the last row at or before i in i's trace where ``mask`` holds, else -1."""
-    idx = np.arange(len(mask), dtype=np.int64)
-    last = np.maximum.accumulate(np.where(mask, idx, -1)) if len(idx) else idx
+    last = _marked(mask, None, np.full(len(mask), -1, dtype=np.int64))
+    np.maximum.accumulate(last, out=last)
     return np.where(last >= start, last, -1)
 
 
 def ever(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Some row in [trace start, i] has ``mask`` (past "once")."""
-    return last_index(mask, start) >= 0
+    if not mask.any():
+        return np.zeros(len(mask), dtype=bool)
+    last = _marked(mask, None, np.full(len(mask), -1, dtype=np.int64))
+    np.maximum.accumulate(last, out=last)
+    return last >= start
 
 
 def cumsum(values: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Sum of ``values`` over [trace start, i] (as float64, exact below 2**53)."""
-    total = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
-    return total[1:] - total[start]
+    if values.dtype == bool and len(values) < 2**31:  # a count: exact in int32
+        total = np.cumsum(values, dtype=np.int32)
+        before = total - values
+        return (total - before[start]).astype(np.float64)
+    total = np.cumsum(values, dtype=np.float64)
+    before = np.empty_like(total)  # sum of the rows before i
+    if len(total):
+        before[0] = 0.0
+        before[1:] = total[:-1]
+    total -= before[start]
+    return total
 
 
 def run_length(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Length of the run of ``mask`` rows ending at i (0 where ``mask`` is false)."""
+    """Length of the run of ``mask`` rows ending at i (0 where ``mask`` is false).
+
+    The run starts after the last row that is not in ``mask``, or at the trace
+    start: a ``mask`` row stands for its trace start − 1 in one running maximum
+    (rows of earlier traces all lie before it).
+    """
     idx = np.arange(len(mask), dtype=np.int64)
-    gap = last_index(~mask, start)
-    first = np.where(gap >= 0, gap + 1, start)
-    return np.where(mask, idx - first + 1, 0).astype(np.float64)
+    last_gap = _marked(mask, start - 1, idx)
+    np.maximum.accumulate(last_gap, out=last_gap)
+    idx -= last_gap
+    return idx.astype(np.float64)
 
 
 def keep_last(

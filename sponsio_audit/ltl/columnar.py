@@ -139,8 +139,10 @@ def _reduce(
 
 def _seg_all(s: Segments, x: ops.BoolArray) -> ops.BoolArray:
     """Per non-empty segment: x holds on every row."""
-    bad = np.bincount(s.seg[np.flatnonzero(~x)], minlength=s.n_segments)
-    return (bad == 0)[s.lengths > 0]
+    firsts = s.first_rows()
+    if not len(firsts):
+        return np.zeros(0, dtype=bool)
+    return np.logical_and.reduceat(x, firsts)
 
 
 def _seg_any(s: Segments, x: ops.BoolArray) -> ops.BoolArray:
@@ -150,13 +152,6 @@ def _seg_any(s: Segments, x: ops.BoolArray) -> ops.BoolArray:
 
 def _code(v: reference.K) -> int:
     return -1 if v is None else int(v)
-
-
-def _csr(seg_of: npt.NDArray[np.int64], n_segments: int) -> npt.NDArray[np.int64]:
-    """Offsets of a list of items sorted by segment."""
-    ptr = np.zeros(n_segments + 1, dtype=np.int64)
-    np.cumsum(np.bincount(seg_of, minlength=n_segments), out=ptr[1:])
-    return ptr
 
 
 def check_formula(ev: Evaluator, f: Formula, checker: Checker | None = None) -> Checks:
@@ -185,8 +180,8 @@ def _g_past(ev: Evaluator, g: Formula, value: npt.NDArray[np.int8]) -> Checks:
     s = ev.s
     violated = value == 0
     rows = np.flatnonzero(~ev.values(g.arg).hi)
-    ptr = _csr(s.seg[rows], s.n_segments)
-    pos = rows - s.start[rows]
+    ptr = np.searchsorted(rows, np.append(s.first, s.n_rows)).astype(np.int64)
+    pos = rows - np.repeat(s.first, np.diff(ptr))
     kind = np.where(violated, 0, -1).astype(np.int8)
     blame = np.full(s.n_segments, -1, dtype=np.int64)
     blame[violated] = pos[ptr[:-1][violated]]
@@ -212,7 +207,8 @@ def _scanned(ev: Evaluator, g: Formula, value: npt.NDArray[np.int8], always: boo
     if always:
         assert isinstance(g, Always)
         live = vs[~has_bad & (s.lengths[vs] > 0)]
-        o = ops.next_true(s, ~ev.values(g.arg).hi)[s.first[live]]
+        false_rows = np.append(np.flatnonzero(~ev.values(g.arg).hi), s.n_rows)
+        o = false_rows[np.searchsorted(false_rows, s.first[live])]  # first false row ≥ start
         opened[live] = np.where(o < s.first[live] + s.lengths[live], o - s.first[live], -1)
     ptr = np.zeros(s.n_segments + 1, dtype=np.int64)
     np.cumsum(blame >= 0, out=ptr[1:])

@@ -96,6 +96,8 @@ class BlameScan:
         if is_future_free(f):
             return self._exact(f)
         match f:
+            case And(a, b) | Or(a, b) if is_future_free(a) or is_future_free(b):
+                return self._with_exact(f)
             case And(a, b):
                 return np.minimum(self.bad_time(a), self.bad_time(b))
             case Or(a, b):
@@ -128,6 +130,18 @@ class BlameScan:
         """Future-free: false at j already on the prefix ending at j."""
         return np.where(self._hi(f), self.never, self.s.idx)
 
+    def _with_exact(self, f: And | Or) -> IntArray:
+        """∧/∨ with a future-free side x: one pass, as every bad time at j is ≥ j.
+
+        min(x's bt, other) is other where x is not false, else j; max(…) is
+        never where x is not false, else other.
+        """
+        x, other = (f.left, f.right) if is_future_free(f.left) else (f.right, f.left)
+        hi, bt = self._hi(x), self.bad_time(other)
+        if isinstance(f, And):
+            return np.where(hi, bt, self.s.idx)
+        return np.where(hi, self.never, bt)
+
     def _next(self, a: Formula) -> IntArray:
         """X a / N a: a's bad time at j + 1; the last row stays open."""
         bt = self.bad_time(a)
@@ -139,6 +153,8 @@ class BlameScan:
     def _eventually_within(self, lo: int, hi: int, a: Formula) -> IntArray:
         """F[lo,hi] a: false once the window is complete and all of it is false."""
         s = self.s
+        if lo <= hi and is_future_free(a):
+            return self._eventually_within_exact(lo, hi, self._hi(a))
         if lo > hi:
             worst = np.full(s.n_rows, -1, dtype=np.int64)
         else:
@@ -146,6 +162,15 @@ class BlameScan:
             worst = ops.shifted(win, lo, self.never)
         done = s.idx + hi
         return np.where(done <= s.end, np.maximum(done, worst), self.never)
+
+    def _eventually_within_exact(self, lo: int, hi: int, x: BoolArray) -> IntArray:
+        """F[lo,hi] x, x future-free: bad at j + hi when the window lies in the trace
+        and x is false all over it (window counts from one cumulative sum)."""
+        s, n = self.s, self.s.n_rows
+        cs = ops.cum_count(x, pad=hi + 1)  # cs[k]: rows of x before k (flat past n)
+        done = s.idx + hi
+        none = cs[hi + 1 : hi + 1 + n] == cs[lo : lo + n]
+        return np.where(none & (done <= s.end), done, self.never)
 
     def _always_within(self, lo: int, hi: int, a: Formula) -> IntArray:
         """G[lo,hi] a: false at the first bad time in the window."""

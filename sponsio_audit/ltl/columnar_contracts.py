@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sponsio_audit.ltl.ast import And, Atom, Formula
 from sponsio_audit.ltl.columnar import (
@@ -33,8 +32,19 @@ from sponsio_audit.ltl.columnar import (
     check_formula,
 )
 from sponsio_audit.ltl.columnar_ops import IntArray, Segments
+from sponsio_audit.ltl.columnar_table import VERDICT_SCHEMA, result_table, results_table
 from sponsio_audit.ltl.columnar_views import View
 from sponsio_audit.ltl.contract import KINDS, VERDICTS, Contract, Verdict
+
+__all__ = [
+    "VERDICT_SCHEMA",
+    "ContractResult",
+    "contract_verdicts",
+    "evaluate_contracts",
+    "judge_all",
+    "result_table",
+    "view_columns",
+]
 from sponsio_audit.ltl.nnf import nnf
 
 PASS, VIOLATED, UNVERIFIABLE, NOT_APPLICABLE, SKIPPED = range(5)
@@ -137,8 +147,7 @@ class _Builder:
         self.blame = np.full((n_g, n_s), -1, dtype=np.int64)
         self.opened = np.full((n_g, n_s), -1, dtype=np.int64)
         self.reason = np.full((n_g, n_s), -1, dtype=np.int16)
-        self.off_keys: list[IntArray] = []
-        self.off_pos: list[IntArray] = []
+        self.off: list[tuple[int, IntArray, IntArray]] = []  # (g, count per segment, pos)
 
     def violated(
         self, g: int, ch: Checks, where: npt.NDArray[np.bool_], kind: IntArray, shift: IntArray
@@ -148,17 +157,25 @@ class _Builder:
         self.kind[g, where] = kind[where]
         self.blame[g, where] = np.where(ch.blame < 0, -1, ch.blame + shift)[where]
         self.opened[g, where] = np.where(ch.opened < 0, -1, ch.opened + shift)[where]
-        seg_of = np.repeat(np.arange(self.n_s), np.diff(ch.off_ptr))
-        keep = where[seg_of]
-        self.off_keys.append(seg_of[keep] * self.n_g + g)
-        self.off_pos.append(ch.off_pos[keep] + shift[seg_of[keep]])
+        counts = np.diff(ch.off_ptr)
+        pos = ch.off_pos
+        if bool(counts[~where].any()):
+            pos = pos[np.repeat(where, counts)]
+            counts = np.where(where, counts, 0)
+        if bool(shift.any()):
+            pos = pos + np.repeat(shift, counts)
+        self.off.append((g, counts, pos))
 
     def result(self, contract: Contract) -> ContractResult:
-        keys = np.concatenate([*self.off_keys, np.zeros(0, np.int64)])
-        pos = np.concatenate([*self.off_pos, np.zeros(0, np.int64)])
-        order = np.argsort(keys, kind="stable")
+        counts = np.zeros((self.n_s, self.n_g), dtype=np.int64)
+        for g, c, _ in self.off:
+            counts[:, g] += c
         ptr = np.zeros(self.n_g * self.n_s + 1, dtype=np.int64)
-        np.cumsum(np.bincount(keys, minlength=self.n_g * self.n_s), out=ptr[1:])
+        np.cumsum(counts.ravel(), out=ptr[1:])
+        pos = np.concatenate([*(p for _, _, p in self.off), np.zeros(0, np.int64)])
+        if len(self.off) > 1:  # one chunk is sorted by segment already
+            keys = [np.repeat(np.arange(self.n_s) * self.n_g + g, c) for g, c, _ in self.off]
+            pos = pos[np.argsort(np.concatenate(keys), kind="stable")]
         return ContractResult(
             contract,
             self.verdict,
@@ -167,7 +184,7 @@ class _Builder:
             self.opened,
             self.reason,
             ptr,
-            pos[order],
+            pos,
         )
 
 
@@ -256,84 +273,6 @@ def _assume(
 
 # ---------------------------------------------------------------- tables
 
-VERDICT_SCHEMA = pa.schema(
-    [
-        pa.field("trace", pa.int64(), nullable=False),
-        pa.field("agent", pa.string()),
-        pa.field("contract", pa.string(), nullable=False),
-        pa.field("guarantee", pa.int32(), nullable=False),
-        pa.field("verdict", pa.dictionary(pa.int8(), pa.string()), nullable=False),
-        pa.field("kind", pa.dictionary(pa.int8(), pa.string())),
-        pa.field("blame", pa.int64()),
-        pa.field("opened", pa.int64()),
-        pa.field("offending", pa.list_(pa.int64())),
-        pa.field("reason", pa.string()),
-        pa.field("blame_row", pa.int64()),
-        pa.field("offending_rows", pa.list_(pa.int64())),
-        pa.field("opened_row", pa.int64()),
-    ]
-)
-"""One row per (contract, segment, guarantee). ``blame``, ``opened`` and
-``offending`` are positions in the contract's view (§1); ``blame_row`` and
-``offending_rows`` (and ``opened_row``) are the same events as row numbers of the table the view
-was built from (for its seq and span id)."""
-
-
-def result_table(r: ContractResult, view: View) -> pa.Table:
-    """A ``ContractResult`` as rows of VERDICT_SCHEMA, ordered by segment then guarantee."""
-    n_g, n_s = r.verdict.shape
-    seg = np.repeat(np.arange(n_s), n_g)
-
-    def flat(a: np.ndarray) -> np.ndarray:
-        return a.T.ravel()
-
-    def codes(a: np.ndarray, names: tuple[str, ...]) -> pa.Array:
-        a = flat(a)
-        idx = pa.array(np.maximum(a, 0).astype(np.int8), mask=a < 0)
-        return pa.DictionaryArray.from_arrays(idx, pa.array(names, type=pa.string()))
-
-    reasons = r.reasons()
-    rc = flat(r.reason)
-    n = len(seg)
-    agent = (
-        pa.nulls(n, pa.string())
-        if view.agent is None
-        else pa.array(view.agent, type=pa.string()).take(pa.array(seg))
-    )
-    columns = [
-        pa.array(view.trace[seg], type=pa.int64()),
-        agent,
-        pa.array([r.contract.id], type=pa.string()).take(pa.array(np.zeros(n, np.int32))),
-        pa.array(np.tile(np.arange(n_g, dtype=np.int32), n_s)),
-        codes(r.verdict, VERDICTS),
-        codes(r.kind, KINDS),
-        pa.array(flat(r.blame), mask=flat(r.blame) < 0),
-        pa.array(flat(r.opened), mask=flat(r.opened) < 0),
-        pa.ListArray.from_arrays(pa.array(r.off_ptr), pa.array(r.off_pos, type=pa.int64())),
-        pc.take(pa.array(reasons, type=pa.string()), pa.array(np.maximum(rc, 0), mask=rc < 0)),
-        *_rows(r, view, seg, flat(r.blame), flat(r.opened)),
-    ]
-    return pa.Table.from_arrays(columns, schema=VERDICT_SCHEMA)
-
-
-def _rows(
-    r: ContractResult, view: View, seg: IntArray, blame: IntArray, opened: IntArray
-) -> list[pa.Array]:
-    """Blame, offending and opened view positions as row numbers of the table (``view.rows``)."""
-    first = view.segments.first
-
-    def row_of(pos: IntArray) -> pa.Array:
-        at = np.where(pos >= 0, first[seg] + pos, 0)
-        return pa.array(view.rows[at] if len(at) and len(view.rows) else at, mask=pos < 0)
-
-    off_seg = np.repeat(seg, np.diff(r.off_ptr))
-    off_rows = view.rows[first[off_seg] + r.off_pos]
-    return [
-        row_of(blame),
-        pa.ListArray.from_arrays(pa.array(r.off_ptr), pa.array(off_rows)),
-        row_of(opened),
-    ]
-
 
 def view_columns(columns: Mapping[Atom, ColumnLike], view: View) -> Mapping[Atom, ColumnLike]:
     """Grounded columns sampled at the view's rows, each atom on first use (as they
@@ -354,14 +293,11 @@ def evaluate_contracts(
     ``columns`` of a job are grounded over the table its view's ``rows``
     index; they are sampled at those rows here (each atom on first use).
     """
-    tables = []
+    results = []
     shared: dict[tuple[int, int], tuple[View, Mapping[Atom, ColumnLike], Evaluator]] = {}
     for contract, view, columns in jobs:
         key = (id(view), id(columns))
         if key not in shared:  # one evaluator per view: sub-formulas are computed once
             shared[key] = (view, columns, Evaluator(view.segments, view_columns(columns, view)))
-        r = judge_all(contract, shared[key][2], checker)
-        tables.append(result_table(r, view))
-    if not tables:
-        return VERDICT_SCHEMA.empty_table()
-    return pa.concat_tables(tables, promote_options="none")
+        results.append((judge_all(contract, shared[key][2], checker), view))
+    return results_table(results)

@@ -53,7 +53,12 @@ from sponsio_audit.ltl.columnar_ops import KCol, Segments
 
 
 class ColumnLike(Protocol):
-    """A grounded atom column (``atoms.columnar.Column``): values plus an unknown mask."""
+    """A grounded atom column (``atoms.columnar.Column``): values plus an unknown mask.
+
+    A bool column may also carry ``coded = (codes, lut)`` with ``value ==
+    lut[codes]``: it is then sampled by taking the codes (shared by every
+    column with the same codes) instead of the values.
+    """
 
     @property
     def value(self) -> np.ndarray: ...
@@ -77,16 +82,31 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         self.base = columns
         self.rows = rows
         self.taken: dict[Atom, ColumnLike] = {}
+        self.codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def __getitem__(self, a: Atom) -> ColumnLike:
         got = self.taken.get(a)
         if got is None:
             c = self.base[a]
             known = c.unknown is None or not c.unknown.any()
-            unknown = np.zeros(len(self.rows), bool) if known else c.unknown[self.rows]
-            got = Col(c.value[self.rows], unknown)
+            unknown = np.zeros(len(self.rows), bool) if known else np.take(c.unknown, self.rows)
+            coded = getattr(c, "coded", None)
+            value = self._lookup(*coded) if coded is not None else np.take(c.value, self.rows)
+            got = Col(value, unknown)
             self.taken[a] = got
         return got
+
+    def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
+        """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
+        got = self.codes.get(id(codes))
+        if got is None:
+            got = (codes, np.take(codes, self.rows))  # keeps ``codes`` alive: ids stay unique
+            self.codes[id(codes)] = got
+        taken = got[1]
+        hits = np.flatnonzero(lut)
+        if len(hits) == 1:
+            return np.asarray(taken == int(hits[0]))  # stays in the codes' dtype
+        return np.take(lut, taken)
 
     def __iter__(self) -> Iterator[Atom]:
         return iter(self.base)

@@ -66,11 +66,11 @@ class Segments:
 
     @cached_property
     def start(self) -> IntArray:
-        return self.first[self.seg]
+        return np.repeat(self.first, self.lengths)
 
     @cached_property
     def end(self) -> IntArray:
-        return (self.first + self.lengths - 1)[self.seg]
+        return np.repeat(self.first + self.lengths - 1, self.lengths)
 
     @cached_property
     def idx(self) -> IntArray:
@@ -246,24 +246,49 @@ def weak_yesterday(s: Segments, x: BoolArray) -> BoolArray:
     return r
 
 
+def cum_count(x: BoolArray, pad: int = 0) -> npt.NDArray[np.signedinteger]:
+    """cs[k] = rows of x before k, for k in [0, n + pad] (flat past the end)."""
+    n = len(x)
+    cs = np.empty(n + 1 + pad, dtype=np.int32 if n < 2**31 else np.int64)
+    cs[0] = 0
+    np.cumsum(x, out=cs[1 : n + 1])
+    cs[n + 1 :] = cs[n]
+    return cs
+
+
+def _per_row(s: Segments, cs: npt.NDArray[np.signedinteger], at_end: bool) -> np.ndarray:
+    """cs at each row's trace start (or just past its trace end), spread to the rows."""
+    nz = s.lengths > 0
+    bound = s.first + s.lengths if at_end else s.first
+    return np.repeat(cs[bound[nz]], s.lengths[nz])
+
+
+def _counts(s: Segments, x: BoolArray, past: bool) -> npt.NDArray[np.signedinteger]:
+    """Per row i: the x rows in [start, i] (``past``) or in [i, end] of i's trace."""
+    cs = cum_count(x)
+    if past:
+        return cs[1:] - _per_row(s, cs, False)
+    return _per_row(s, cs, True) - cs[:-1]
+
+
 def once(s: Segments, x: BoolArray) -> BoolArray:
-    """``O x``: the last x at or before the row lies in the row's trace."""
-    return last_true(s, x) >= s.start
+    """``O x``: some x at or before the row in its trace."""
+    return _counts(s, x, True) > 0
 
 
 def historically(s: Segments, x: BoolArray) -> BoolArray:
     """``H x``: no ¬x at or before the row in its trace."""
-    return last_true(s, ~x) < s.start
+    return _counts(s, ~x, True) == 0
 
 
 def eventually(s: Segments, x: BoolArray) -> BoolArray:
-    """``F x``: the next x at or after the row lies in the row's trace."""
-    return next_true(s, x) <= s.end
+    """``F x``: some x at or after the row in its trace."""
+    return _counts(s, x, False) > 0
 
 
 def always(s: Segments, x: BoolArray) -> BoolArray:
     """``G x``: no ¬x at or after the row in its trace."""
-    return next_true(s, ~x) > s.end
+    return _counts(s, ~x, False) == 0
 
 
 def since(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
@@ -295,8 +320,19 @@ def release(s: Segments, a: BoolArray, b: BoolArray) -> BoolArray:
 
 
 def once_within(k: int, s: Segments, x: BoolArray) -> BoolArray:
-    """``O[k] x``: the last x is no earlier than max(start, i − k)."""
-    return last_true(s, x) >= np.maximum(s.start, s.idx - k)
+    """``O[k] x``: some x in [max(start, i − k), i].
+
+    By counts: cs[i + 1] > cs[max(start, i − k)] = max(cs[start], cs[i − k]), as
+    cs is non-decreasing.
+    """
+    n = len(x)
+    if k < 0:
+        return np.zeros(n, dtype=bool)
+    cs = cum_count(x)
+    lo = np.zeros(n, dtype=cs.dtype)  # cs[max(i − k, 0)]
+    if k < n:
+        lo[k:] = cs[: n - k]
+    return cs[1:] > np.maximum(lo, _per_row(s, cs, False))
 
 
 def historically_within(k: int, s: Segments, x: BoolArray) -> BoolArray:
@@ -305,11 +341,20 @@ def historically_within(k: int, s: Segments, x: BoolArray) -> BoolArray:
 
 
 def eventually_within(a: int, b: int, s: Segments, x: BoolArray) -> BoolArray:
-    """``F[a,b] x``: the first x at or after i + a is no later than min(i + b, end)."""
+    """``F[a,b] x``: some x in [i + a, min(i + b, end)].
+
+    By counts: min(cs[i + b + 1], cs[end + 1]) > cs[i + a]; when i + a lies past
+    the end, cs[i + a] ≥ cs[end + 1] makes it false, as it should be.
+    """
+    n = len(x)
     if a > b:
-        return np.zeros(s.n_rows, dtype=bool)
-    at = shifted(next_true(s, x), a, s.n_rows)
-    return (at <= s.idx + b) & (at <= s.end)
+        return np.zeros(n, dtype=bool)
+    if a < 0:
+        at = shifted(next_true(s, x), a, s.n_rows)
+        return (at <= s.idx + b) & (at <= s.end)
+    cs = cum_count(x, pad=b + 1)
+    upper = np.minimum(cs[b + 1 : b + 1 + n], _per_row(s, cs, True))
+    return upper > cs[a : a + n]
 
 
 def always_within(a: int, b: int, s: Segments, x: BoolArray) -> BoolArray:

@@ -13,6 +13,7 @@ trace, and only sampled at the view).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,18 @@ class View:
     segments: Segments
     trace: IntArray
     agent: list[str | None] | None = None
+
+
+class TableIndex(Protocol):
+    """Per-table work a grounding has done already (``atoms.columnar.Grounding``)."""
+
+    def trace_number(self) -> tuple[IntArray, int]:
+        """``trace_index`` of the table's trace_id column."""
+        ...
+
+    def equal_mask(self, column: str, value: str) -> npt.NDArray[np.bool_]:
+        """Rows where string ``column`` equals ``value`` (null rows: False)."""
+        ...
 
 
 def trace_index(trace_ids: pa.Array | pa.ChunkedArray) -> tuple[IntArray, int]:
@@ -66,23 +79,34 @@ class Views:
 
     ``trace``/``n_traces`` default to ``trace_index(table["trace_id"])``;
     pass them to include traces without events. Traces with no row in a
-    view get an empty segment.
+    view get an empty segment. ``index``: the grounding of the same table,
+    whose trace numbers and type/agent codes are then reused.
     """
 
     def __init__(
-        self, table: pa.Table, trace: IntArray | None = None, n_traces: int | None = None
+        self,
+        table: pa.Table,
+        trace: IntArray | None = None,
+        n_traces: int | None = None,
+        index: TableIndex | None = None,
     ) -> None:
         if trace is None or n_traces is None:
-            trace, n_traces = trace_index(table.column("trace_id"))
+            got = index.trace_number() if index is not None else None
+            trace, n_traces = got or trace_index(table.column("trace_id"))
         self.table = table
+        self.index = index
         self.trace, self.n_traces = trace, n_traces
         self.masks: dict[tuple[str, str], npt.NDArray[np.bool_]] = {}
         self.cache: dict[tuple[frozenset[str], str, bool], View] = {}
+        self.heads: IntArray | None = None
 
     def _is(self, column: str, value: str) -> npt.NDArray[np.bool_]:
         got = self.masks.get((column, value))
         if got is None:
-            got = _equal_mask(self.table.column(column), value)
+            if self.index is not None:
+                got = self.index.equal_mask(column, value)
+            else:
+                got = _equal_mask(self.table.column(column), value)
             self.masks[(column, value)] = got
         return got
 
@@ -95,6 +119,20 @@ class Views:
             mask &= self._is("agent", contract.agent)
         return mask
 
+    def _lengths(self, mask: npt.NDArray[np.bool_]) -> IntArray:
+        """Rows of ``mask`` per trace (the table's rows are sorted by trace)."""
+        if self.heads is None:
+            new = np.ones(len(self.trace), dtype=bool)
+            new[1:] = self.trace[1:] != self.trace[:-1]
+            self.heads = np.flatnonzero(new)
+            if bool(np.any(np.diff(self.trace[self.heads]) <= 0)):
+                raise ValueError("rows must be sorted by segment")
+        lengths = np.zeros(self.n_traces, dtype=np.int64)
+        if len(self.heads):
+            counts = np.add.reduceat(mask.view(np.uint8), self.heads, dtype=np.int64)
+            lengths[self.trace[self.heads]] = counts
+        return lengths
+
     def of(self, contract: Contract) -> View:
         """The contract's view. For ``per_agent`` contracts the rows are regrouped by
         (trace, agent), in order inside each group: the caller must then have
@@ -102,12 +140,12 @@ class Views:
         key = (contract.view_types(), contract.agent, contract.per_agent)
         view = self.cache.get(key)
         if view is None:
-            rows = np.flatnonzero(self.mask(contract))
-            tr = self.trace[rows]
+            mask = self.mask(contract)
+            rows = np.flatnonzero(mask)
             if contract.per_agent:
-                view = _per_agent_view(self.table, rows, tr, self.n_traces)
+                view = _per_agent_view(self.table, rows, self.trace[rows], self.n_traces)
             else:
-                seg = Segments.from_keys(tr, self.n_traces)
+                seg = Segments.from_lengths(self._lengths(mask))
                 view = View(rows, seg, np.arange(self.n_traces, dtype=np.int64))
             self.cache[key] = view
         return view
