@@ -140,7 +140,7 @@ def _bool(mask: pa.ChunkedArray | pa.Array) -> np.ndarray:
 def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) -> pa.Table:
     """Raw verdicts by the columnar engine: one grounding per (agent filter, per-agent)
     group of contracts, one evaluator per view, all traces at once."""
-    from sponsio_audit.atoms.columnar import ground_columns
+    from sponsio_audit.atoms.columnar import Grounding
     from sponsio_audit.ltl.columnar_contracts import evaluate_contracts
     from sponsio_audit.ltl.columnar_views import Views, trace_index
     from sponsio_audit.ltl.monitor import monitor_check
@@ -171,8 +171,14 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
             )
             grounded = table.set_column(0, "trace_id", key)
         atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
-        cols = ground_columns(grounded, atoms, perms)
-        views = Views(table, tr, n)
+        grounding = Grounding(grounded, perms)
+        cols = {a: grounding.column(a) for a in atoms}
+        # the grounding's trace numbers and type codes serve the views when both see
+        # the same table (not after an agent filter or a per-agent regrouping)
+        same = grounded is events
+        views = Views(
+            table, None if same else tr, None if same else n, index=grounding if same else None
+        )
         out = evaluate_contracts([(c, views.of(c), cols) for c in cs], monitor_check)
         tables.append(_to_raw(out, rowmap, trace_ids, present, per_agent, cs))
     return pa.concat_tables(tables)
