@@ -105,7 +105,7 @@ def describe(
     guarantee: int,
     kind: str,
     *,
-    seq: int | None,
+    seq: int | str | None,
     tool: str | None,
     opened_seq: int | None = None,
     opened_tool: str | None = None,

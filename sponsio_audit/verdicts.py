@@ -139,19 +139,16 @@ def build_tables(
     opened_row = v.column("opened_row")
     opened_seq = _take(events, "seq", opened_row)
     opened_tool = _take(events, "tool", opened_row)
-    evidence = [
-        describe(by_id[cid], g, kind or "guarantee", seq=s, tool=t, opened_seq=os_, opened_tool=ot)
-        for cid, g, kind, s, t, os_, ot in zip(
-            v.column("contract_id").to_pylist(),
-            v.column("guarantee").to_pylist(),
-            v.column("kind").to_pylist(),
-            seq.to_pylist(),
-            tool.to_pylist(),
-            opened_seq.to_pylist(),
-            opened_tool.to_pylist(),
-            strict=True,
-        )
-    ]
+    evidence = _evidence(
+        by_id,
+        v.column("contract_id"),
+        v.column("guarantee"),
+        v.column("kind"),
+        seq,
+        tool,
+        opened_seq,
+        opened_tool,
+    )
     violations = pa.table(
         {
             "trace_id": v.column("trace_id"),
@@ -174,6 +171,51 @@ def build_tables(
         schema=VIOLATION_SCHEMA,
     )
     return verdicts, violations
+
+
+_STEP = "\ue000"  # stands for the step number in an evidence template
+
+
+def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Evidence sentences, one per violation row.
+
+    ``describe`` runs once per distinct (contract, guarantee, kind, tool, opened
+    step, opened tool) with a marker where the step goes; the step numbers are
+    then joined in with Arrow, since violations can number in the hundreds of
+    thousands.
+    """
+    cid, g, kind, seq, tool, opened_seq, opened_tool = cols
+    keyed = (cid, g, kind, tool, opened_seq, opened_tool)
+    parts = [pc.fill_null(pc.cast(c, pa.string()), "\ue001") for c in keyed]
+    key = pc.dictionary_encode(pc.binary_join_element_wise(*parts, "\ue002"))
+    if isinstance(key, pa.ChunkedArray):
+        key = key.combine_chunks()
+    firsts = pc.index_in(key.dictionary, value_set=pc.cast(key, pa.string()))
+    names = ["c", "g", "k", "t", "os", "ot"]
+    prefix, suffix, has_step = [], [], []
+    for r in pa.table(list(keyed), names=names).take(firsts).to_pylist():
+        text = describe(
+            by_id[r["c"]],
+            r["g"],
+            r["k"] or "guarantee",
+            seq=_STEP,
+            tool=r["t"],
+            opened_seq=r["os"],
+            opened_tool=r["ot"],
+        )
+        head, found, tail = text.partition(_STEP)
+        prefix.append(head)
+        suffix.append(tail)
+        has_step.append(bool(found))
+    idx = key.indices
+    step = pc.if_else(
+        pa.array(has_step, pa.bool_()).take(idx),
+        pc.fill_null(pc.cast(seq, pa.string()), "?"),
+        "",
+    )
+    return pc.binary_join_element_wise(
+        pa.array(prefix, pa.string()).take(idx), step, pa.array(suffix, pa.string()).take(idx), ""
+    )
 
 
 def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[str, int]:
