@@ -3,12 +3,13 @@
 Reports never re-evaluate (ARCHITECTURE.md): ``scan`` writes the contracts
 it used into a ``contracts`` table of the store (``save_contracts``), and
 ``load(store)`` reads ``files``, ``skipped``, ``contracts``, ``verdicts``,
-``violations`` and the events of violated traces back. The same ``load`` is
-used right after a scan and by ``report --db`` on a stored audit, so both
-render identical output.
+``violations``, the guard's recorded ``decisions`` and the events of
+violated traces back. The same ``load`` is used right after a scan and by
+``report --db`` on a stored audit, so both render identical output.
 
 Ordering is deterministic: violations by (severity rank, contract, trace,
-guarantee, step); contracts by id; files by file id.
+guarantee, step); contracts by id; files by file id; guard decisions by
+contract id (decisions of no contract last).
 
 A **violation** is one violated (trace, contract, guarantee): the row of
 the ``violations`` table with ``blamed = true``. The other rows of the same
@@ -27,6 +28,10 @@ from sponsio_audit.ltl.contract import Contract
 
 SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
 VERDICT_ORDER = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+DECISION_RESULTS = ("blocked", "escalated", "warned", "redirected", "observed", "allowed")
+"""The guard's results (``guard.strategies.ACTIONS``), in report column order."""
+DECISION_COLUMNS = (*DECISION_RESULTS, "other", "total")
+"""Column headings of ``decision_cells``: ``other`` sums the results the guard does not name."""
 MAX_TIMELINE_TRACES = 100
 MAX_TIMELINE_EVENTS = 500
 
@@ -84,7 +89,9 @@ class ReportData:
 
     ``violations`` holds every offending row (``blamed`` marks the violation
     itself); ``events`` holds the events of violated traces only, by trace.
-    ``suppressed`` counts violations hidden by a baseline. ``verdict_rows``
+    ``suppressed`` counts violations hidden by a baseline. ``guard_decisions``
+    counts the ``decisions`` table per contract × result (function
+    ``guard_decisions``). ``verdict_rows``
     (the whole ``verdicts`` table, one row per trace × guarantee) is loaded
     only on request (``load(…, verdict_rows=True)``: JUnit lists every
     trace of every contract); everything else uses the grouped counts.
@@ -101,6 +108,7 @@ class ReportData:
     suppressed: int = 0
     verdict_rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
     counts_by_contract: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    guard_decisions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def blamed(self) -> list[dict[str, Any]]:
@@ -205,6 +213,38 @@ def _per_contract(
     return out
 
 
+def guard_decisions(store: Store) -> list[dict[str, Any]]:
+    """The guard's recorded decisions counted per contract id × result.
+
+    One row per contract id: ``contract_id`` (None for the calls no contract
+    checked), ``results`` (every ``DECISION_RESULTS`` key, then any other
+    recorded result in sorted order; a missing result counts as
+    ``"unknown"``) and ``total``. Sorted by contract id, None last.
+    """
+    if not _has(store, "decisions"):
+        return []
+    grouped = _rows(store, "SELECT contract_id, result, count(*) AS n FROM decisions GROUP BY ALL")
+    by_id: dict[str | None, dict[str, int]] = {}
+    for g in grouped:
+        counts = by_id.setdefault(g["contract_id"], {})
+        key = "unknown" if g["result"] is None else str(g["result"])
+        counts[key] = counts.get(key, 0) + int(g["n"])
+    out = []
+    for cid in sorted(by_id, key=lambda c: (c is None, c or "")):
+        counts = by_id[cid]
+        extra = sorted(k for k in counts if k not in DECISION_RESULTS)
+        results = {k: counts.get(k, 0) for k in (*DECISION_RESULTS, *extra)}
+        out.append({"contract_id": cid, "results": results, "total": sum(counts.values())})
+    return out
+
+
+def decision_cells(row: dict[str, Any]) -> list[int]:
+    """Counts of a ``guard_decisions`` row in column order: ``DECISION_RESULTS``, other, total."""
+    res = row["results"]
+    other = sum(n for k, n in res.items() if k not in DECISION_RESULTS)
+    return [*(int(res.get(k, 0)) for k in DECISION_RESULTS), other, int(row["total"])]
+
+
 def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) -> ReportData:
     """Read a finished audit back from ``store`` (after ``api.audit`` and ``save_contracts``).
 
@@ -262,6 +302,7 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
         if verdict_rows
         else [],
         counts_by_contract=by_contract,
+        guard_decisions=guard_decisions(store),
     )
 
 

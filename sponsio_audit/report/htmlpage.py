@@ -2,9 +2,10 @@
 
 Sections: summary cards, a per-contract chart (CSS bars: share of the
 traces the contract applies to, i.e. pass + violated + unverifiable, that
-violate it), a filterable violations table and the
+violate it), a filterable violations table, the
 timelines of violated traces (``timeline.rows``: redacted excerpts, blamed
-and offending events marked).
+and offending events marked) and, when the inputs hold any, the guard's
+recorded decisions per contract.
 
 Safety: every piece of trace or configuration content is HTML-escaped
 (``html.escape``). The violations table is built by the inline script from
@@ -27,7 +28,7 @@ from typing import Any
 
 from sponsio_audit.evidence import clean
 from sponsio_audit.report import timeline
-from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 
 SCRIPT = """
 const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -165,6 +166,26 @@ def _timelines(data: ReportData, anchors: dict[str, str]) -> str:
     return "".join(parts) or "<p>No violations.</p>"
 
 
+def _decisions(data: ReportData) -> str:
+    if not data.guard_decisions:
+        return ""
+    rows = []
+    for d in data.guard_decisions:
+        cid = d["contract_id"]
+        name = (
+            f'<td class="mono">{e(cid)}</td>'
+            if cid is not None
+            else "<td><i>(no contract)</i></td>"
+        )
+        nums = "".join(f'<td class="num">{int(n)}</td>' for n in decision_cells(d))
+        rows.append(f"<tr>{name}{nums}</tr>")
+    head = "<tr><th>contract</th>" + "".join(f"<th>{e(c)}</th>" for c in DECISION_COLUMNS) + "</tr>"
+    return (
+        '<h2 id="guard-decisions">Guard decisions (recorded)</h2>'
+        f"<table>{head}{''.join(rows)}</table>"
+    )
+
+
 def _skipped(data: ReportData) -> str:
     if not data.skipped:
         return ""
@@ -203,6 +224,7 @@ def render(data: ReportData) -> str:
         "contracts": _contracts(data),
         "violation_count": str(len(payload["violations"])),
         "timelines": _timelines(data, anchors),
+        "decisions": _decisions(data),
         "skipped": _skipped(data),
         "data": script_json(payload),
         "script": SCRIPT,

@@ -14,7 +14,12 @@ with the package; tests validate every output against it). Top level:
 - ``violations``: one per violated (trace, contract, guarantee), with the
   blamed event (step, span, tool, agent, file, record), the evidence, the
   step that opened a liveness obligation, every further offending event,
-  and the baseline fingerprint.
+  and the baseline fingerprint;
+- ``guard_decisions``: the guard's recorded decisions (session logs and
+  Sponsio verdict spans), one entry per contract id (null: calls no
+  contract checked) with ``results`` (counts of blocked, escalated,
+  warned, redirected, observed, allowed, then any other recorded result)
+  and ``total``; empty when the inputs hold no decisions.
 
 Strings are as recorded (JSON escaping makes them inert); evidence never
 contains argument values (``evidence`` module).
@@ -113,6 +118,10 @@ def document(data: ReportData) -> dict[str, Any]:
         "inputs": {"files": files, "skipped": data.skipped},
         "contracts": contracts,
         "violations": violations(data),
+        "guard_decisions": [
+            {"contract_id": d["contract_id"], "results": dict(d["results"]), "total": d["total"]}
+            for d in data.guard_decisions
+        ],
     }
 
 

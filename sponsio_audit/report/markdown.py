@@ -1,7 +1,8 @@
 """The ``markdown`` format: for pull-request comments and CI job summaries.
 
 GitHub-flavoured Markdown: a summary line and table, a per-contract table,
-the top violations and the skipped inputs. Trace content is inert: control
+the top violations, the guard's recorded decisions (when the inputs hold
+any) and the skipped inputs. Trace content is inert: control
 characters and newlines are dropped, ``&``, ``<``, ``>`` become HTML
 entities, and Markdown's active characters (``|`` and backticks among
 them, and ``[``/``]`` so that no link can be planted) are
@@ -14,7 +15,7 @@ import html
 import re
 
 from sponsio_audit.evidence import clean
-from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 
 TOP = 50
 _ACTIVE = re.compile(r"([\\`*_\[\]|~])")
@@ -78,6 +79,18 @@ def render(data: ReportData) -> str:
                     md(x["evidence"], 300),
                 ]
                 for x in blamed[:TOP]
+            ],
+        )
+    if data.guard_decisions:
+        lines += ["", "### Guard decisions (recorded)", ""]
+        lines += _table(
+            ["contract", *(c.replace("_", " ") for c in DECISION_COLUMNS)],
+            [
+                [
+                    md(d["contract_id"]) if d["contract_id"] is not None else "*(no contract)*",
+                    *(str(n) for n in decision_cells(d)),
+                ]
+                for d in data.guard_decisions
             ],
         )
     if data.skipped:

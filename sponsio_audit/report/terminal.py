@@ -1,4 +1,5 @@
-"""The ``table`` format: a rich summary panel, per-contract table, top violations, skipped files.
+"""The ``table`` format: a rich summary panel, per-contract table, top violations, the guard's
+recorded decisions (when the inputs hold any), skipped files.
 
 Every piece of trace or configuration content is passed as a
 ``rich.text.Text`` built from ``evidence.clean`` output: ``Text`` never
@@ -14,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sponsio_audit.evidence import clean
-from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 
 TOP = 20
 WIDE = 120  # narrower consoles get the violations as a two-line list
@@ -113,6 +114,28 @@ def violations_table(data: ReportData, top: int = TOP) -> Table:
     return table
 
 
+def decisions_table(data: ReportData) -> Table:
+    """The guard's recorded decisions: one row per contract id, one column per result.
+
+    Only the result columns with a count show (and ``total``), so that the
+    table fits a narrow console; the json format has every column.
+    """
+    rows = [(r["contract_id"], decision_cells(r)) for r in data.guard_decisions]
+    last = len(DECISION_COLUMNS) - 1
+    keep = [i for i in range(last) if any(c[i] for _, c in rows)] + [last]
+    table = Table(title="Guard decisions (recorded)", title_justify="left")
+    table.add_column("contract", overflow="fold", min_width=20)
+    for i in keep:
+        table.add_column(DECISION_COLUMNS[i], justify="right", no_wrap=True)
+    styles = {"blocked": "bold red", "escalated": "magenta", "warned": "yellow"}
+    for cid, cells in rows:
+        shown = [
+            t(cells[i], style=styles.get(DECISION_COLUMNS[i], "") if cells[i] else "") for i in keep
+        ]
+        table.add_row(t(cid, 60) if cid is not None else t("(no contract)", style="dim"), *shown)
+    return table
+
+
 def skipped_table(data: ReportData) -> Table:
     """Skipped files and records with their reasons."""
     table = Table(title="Skipped inputs", title_justify="left")
@@ -130,5 +153,7 @@ def render(data: ReportData, console: Console) -> None:
     if data.blamed:
         wide = console.width >= WIDE
         console.print(violations_table(data) if wide else violations_list(data))
+    if data.guard_decisions:
+        console.print(decisions_table(data))
     if data.skipped:
         console.print(skipped_table(data))
