@@ -56,7 +56,13 @@ UNARY_OPS: dict[str, Callable[[Formula], Formula]] = {
     "N": StrongNext,
     "Z": WeakYesterday,
 }
-BINARY_OPS: dict[str, Callable[[Formula, Formula], Formula]] = {"U": Until, "W": WeakUntil, "S": Since, "R": Release, "T": Trigger}
+BINARY_OPS: dict[str, Callable[[Formula, Formula], Formula]] = {
+    "U": Until,
+    "W": WeakUntil,
+    "S": Since,
+    "R": Release,
+    "T": Trigger,
+}
 KEYWORDS = set(UNARY_OPS) | set(BINARY_OPS) | {"true", "false"}
 
 
