@@ -14,8 +14,9 @@ calls, one event type) is dictionary-encoded once per column and rows, and
 regexes (Arrow's RE2), DuckDB's JSON field reads (``arg_fields``) and Python
 parsing run on its distinct values only, spread back to rows by code;
 running values are segmented NumPy scans (``scans``). The rare state
-atoms (``flow``, ``ctx``, ``ctx_matches``, ``delegation_depth``) are in ``state_columns``; flow and delegation depth
-replay the online grounder on only the rows that can change them.
+atoms (``flow``, ``ctx``, ``ctx_matches``, ``delegation_depth``) are in
+``state_columns``; flow and delegation depth replay the online grounder
+on only the rows that can change them.
 """
 
 from __future__ import annotations
