@@ -23,6 +23,13 @@ TRACE_CHARS = 12  # trace ids are shown by prefix; `explain --trace PREFIX` acce
 _SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 
 
+def short_trace(trace_id: str) -> str:
+    """A prefix of ``trace_id`` that still tells traces apart: ``TRACE_CHARS`` characters
+    after any ``<format>:`` head (session-log and native trace ids carry one)."""
+    head, sep, _ = trace_id.rpartition(":")
+    return trace_id[: len(head) + len(sep) + TRACE_CHARS]
+
+
 def t(value: object, limit: int = 80, style: str = "") -> Text:
     """Untrusted ``value`` as inert text (control characters removed, capped)."""
     return Text("" if value is None else clean(value, limit), style=style)
@@ -83,7 +90,7 @@ def violations_list(data: ReportData, top: int = TOP) -> Group:
             " ",
             t(v["contract_id"], 60, "bold"),
             " · trace ",
-            t(str(v["trace_id"])[:TRACE_CHARS]),
+            t(short_trace(str(v["trace_id"]))),
             f" · step {v['seq']} · ",
             t(v["tool"], 40),
         )
@@ -106,7 +113,7 @@ def violations_table(data: ReportData, top: int = TOP) -> Table:
         table.add_row(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
             t(v["contract_id"], 60),
-            t(str(v["trace_id"])[:TRACE_CHARS]),
+            t(short_trace(str(v["trace_id"]))),
             t(v["seq"]),
             t(v["tool"], 40),
             t(v["evidence"], 200),
