@@ -148,28 +148,31 @@ class Store:
         finally:
             self.con.unregister("_ingest_batch")
 
+    def _first(self, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
+        """The first row of a query, the result drained (``fetchone`` leaves it pending in
+        DuckDB 2, and the next ``register`` on the connection then fails)."""
+        rows = self.con.execute(sql, params or []).fetchall()
+        return rows[0] if rows else None
+
     def has_sha256(self, sha: str) -> bool:
         """Whether a file with this content hash was ingested before."""
-        return (
-            self.con.execute("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha]).fetchone()
-            is not None
-        )
+        return self._first("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha]) is not None
 
     def next_file_id(self) -> int:
         """The next unused ``file_id``."""
-        row = self.con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchone()
+        row = self._first("SELECT coalesce(max(file_id), 0) + 1 FROM files")
         return int(row[0]) if row else 1
 
     def next_run(self) -> int:
         """The next unused ingest run number (``span_facts.run``)."""
-        row = self.con.execute("SELECT coalesce(max(run), 0) + 1 FROM span_facts").fetchone()
+        row = self._first("SELECT coalesce(max(run), 0) + 1 FROM span_facts")
         return int(row[0]) if row else 1
 
     def count(self, table: str) -> int:
         """Number of rows in ``table``."""
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
-        row = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        row = self._first(f"SELECT count(*) FROM {table}")
         return int(row[0]) if row else 0
 
 
