@@ -121,7 +121,8 @@ def build_tables(
         },
         schema=VERDICT_SCHEMA,
     )
-    bad = raw.filter(pc.equal(raw.column("verdict"), "violated"))
+    bad_rows = pc.indices_nonzero(pc.equal(raw.column("verdict"), "violated"))
+    bad = raw.take(bad_rows)
     if bad.num_rows == 0:
         return verdicts, VIOLATION_SCHEMA.empty_table()
     # offending rows, each violated verdict at least once (a null row when nothing to blame)
@@ -133,7 +134,8 @@ def build_tables(
     parent = pc.list_parent_indices(off)
     rows = pc.list_flatten(off)
     v = bad.take(parent)
-    binfo = _lookup(contracts, v.column("contract_id"), v.column("guarantee"))
+    at = pc.take(bad_rows, parent)  # each violation row's row in ``raw``
+    binfo = {name: pc.take(col, at) for name, col in info.items()}
     seq = _take(events, "seq", rows)
     tool = _take(events, "tool", rows)
     opened_row = v.column("opened_row")
