@@ -1,11 +1,11 @@
 """Strategies for the columnar evaluator: many grounded traces as one segmented table.
 
-Self-contained (the shared ``tests.ltl.strategies`` is still moving):
-random formulas over every operator of SEMANTICS.md §3 and the NNF
-duals, the pattern library's ``G ψ`` shapes, grounded traces with
-unknowns, their stacking into the row arrays the columnar evaluator reads
-(one value array and one unknown mask per atom, as ``atoms.columnar``
-grounds them), and random contracts for §4.2.
+The atoms are those of ``tests.ltl.strategies``. Here: random formulas
+over every operator of SEMANTICS.md §3 and the NNF duals, the pattern
+library's ``G ψ`` shapes, grounded traces with unknowns, their stacking
+into the row arrays the columnar evaluator reads (one value array and one
+unknown mask per atom, as ``atoms.columnar`` grounds them), and random
+contracts for §4.2.
 """
 
 from __future__ import annotations
@@ -49,13 +49,7 @@ from sponsio_audit.ltl.columnar import Col
 from sponsio_audit.ltl.columnar_ops import Segments
 from sponsio_audit.ltl.contract import Clause, Contract
 from sponsio_audit.ltl.reference import Valuation
-
-A = Atom("called", ("a",))
-B = Atom("called", ("b",))
-C = Atom("called", ("c",))
-COUNT = Atom("count", ("a",))
-BOOL_ATOMS = (A, B, C)
-ALL_ATOMS = (A, B, C, COUNT)
+from tests.ltl.strategies import ALL_ATOMS, BOOL_ATOMS, COUNT, A, B, C  # noqa: F401 - re-exported
 
 UNARY = (Not, Next, Eventually, Always, Yesterday, Once, Historically, StrongNext, WeakYesterday)
 BINARY = (And, Or, Implies, Until, WeakUntil, Since, Release, Trigger)
