@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import zstandard
+
+from .values import parse
 
 GZIP = b"\x1f\x8b"
 ZSTD = b"\x28\xb5\x2f\xfd"
@@ -134,7 +135,7 @@ def sniff(open_: Opener) -> tuple[str, str]:
             if not s:
                 continue
             try:
-                obj = json.loads(s)
+                obj = parse(s.decode("utf-8-sig"))
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, list):
@@ -150,7 +151,7 @@ def read_document(open_: Opener) -> Any:
     with open_() as f:
         data = f.read(MAX_RECORD)
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return parse(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
     except RecursionError:
@@ -171,7 +172,7 @@ def json_lines(open_: Opener) -> Iterator[tuple[int, Any]]:
                 yield no, BadRecord(f"invalid UTF-8 at byte {e.start}")
                 continue
             try:
-                yield no, json.loads(text)
+                yield no, parse(text)
             except RecursionError:
                 yield no, BadRecord("JSON nested too deep")
             except ValueError as e:

@@ -20,12 +20,12 @@ Everything that needs the span tree happens here, once per trace:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..event import EVENT_TYPES
 from .conventions import FACT_FIELDS
+from .values import dumps, parse
 
 ROW_FIELDS = (
     "trace_id",
@@ -167,12 +167,8 @@ def trace_events(
             )
             staged.append(((end, rank[i], 1), (*resp, end, dur, False, *base)))
             if not has_tools and r[REQUESTED] is not None:
-                for name, args in json.loads(r[REQUESTED]):
-                    a = (
-                        None
-                        if args is None
-                        else json.dumps(args, separators=(",", ":"), ensure_ascii=False)
-                    )
+                for name, args in parse(r[REQUESTED]):
+                    a = None if args is None else dumps(args)
                     call = ("tool_call", name, a, None, None, None, None, None, None, None)
                     staged.append(((end, rank[i], 2), (*call, end, None, True, *base)))
         elif role == "agent" and r[AGENT] is not None and up is not None and up != r[AGENT]:
