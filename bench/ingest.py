@@ -1,22 +1,26 @@
 """Ingest benchmark: 100k and 1M GenAI spans as OTLP JSONL and length-prefixed protobuf.
 
-``python bench/ingest.py [--sizes 100000,1000000] [--formats jsonl,proto]``
+``python bench/ingest.py [--sizes 100000,1000000] [--formats jsonl,proto] [--jobs 1,2]``
 
 Files are generated into a temp dir (a template request of 1,000 spans, 100
 traces of 10 spans, made with the protobuf classes; every request gets new
 trace ids by a byte-level id substitution, so generation is fast). Each
-(size, format) is ingested in its own subprocess into an in-memory store, which
-prints spans/s and its peak RSS (``ru_maxrss``), so RSS is per size.
+(size, format, jobs) is ingested in its own subprocess into a database file, which
+prints spans/s and its peak RSS (``ru_maxrss``), so RSS is per size; with
+``jobs > 1`` the largest worker process's peak RSS (``VmHWM``, polled from
+/proc) is printed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -162,7 +166,32 @@ def generate(directory: Path, spans: int, fmt: str) -> Path:
     return path
 
 
-def run_one(path: str) -> None:
+def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
+    """Poll /proc for this process's descendants (workers); keep each one's peak RSS (KiB)."""
+    me = os.getpid()
+    while not stop.wait(0.05):
+        parents: dict[int, int] = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    pass
+        tree = {me}
+        for _ in range(3):
+            tree |= {p for p, pp in parents.items() if pp in tree}
+        for pid in tree - {me}:
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            seen[pid] = max(seen.get(pid, 0), int(line.split()[1]))
+            except OSError:
+                pass
+
+
+def run_one(path: str, jobs: int) -> None:
     """Child process: ingest one file into a DuckDB file beside it; print JSON with the figures.
 
     A database file (not ``:memory:``) so the store's own data is not counted as
@@ -171,11 +200,18 @@ def run_one(path: str) -> None:
     from sponsio_audit.ingest import Store, ingest
 
     store = Store.open(path + ".duckdb", memory_limit=MEMORY_LIMIT)
+    seen: dict[int, int] = {}
+    stop = threading.Event()
+    poller = threading.Thread(target=_descendants_hwm, args=(stop, seen), daemon=True)
+    poller.start()
     t, c = time.perf_counter(), time.process_time()
-    s = ingest([path], store)
+    s = ingest([path], store, jobs=jobs)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     store.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    stop.set()
+    poller.join()
+    child = max(seen.values(), default=0)
     print(
         json.dumps(
             {
@@ -185,9 +221,9 @@ def run_one(path: str) -> None:
                 "skipped": s.skipped,
                 "seconds": round(dt, 2),
                 "cpu_s": round(cpu, 2),
-                "spans_per_cpu_s": round(s.spans / cpu),
                 "spans_per_s": round(s.spans / dt),
                 "peak_rss_mib": round(rss / 1024),
+                "worker_rss_mib": round(child / 1024),
             }
         )
     )
@@ -197,37 +233,46 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--formats", default="jsonl,proto")
+    ap.add_argument("--jobs", default="1,2", help="worker process counts to run (0: one per CPU)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        run_one(a.child)
+        run_one(a.child, int(a.jobs))
         return
+    jobs_list = [int(j) for j in a.jobs.split(",")]
     with tempfile.TemporaryDirectory() as d:
         for fmt in a.formats.split(","):
-            rss = {}
+            rss: dict[int, dict[int, int]] = {j: {} for j in jobs_list}
             for size in (int(x) for x in a.sizes.split(",")):
                 path = generate(Path(d), size, fmt)
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", str(path)],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                ).stdout
-                res = json.loads(out)
-                rss[size] = res["peak_rss_mib"]
                 mb = path.stat().st_size / 1e6
-                print(
-                    f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB): {res['spans_per_s']:>9,} spans/s, "
-                    f"{res['seconds']} s wall ({res['spans_per_cpu_s']:,} spans/CPU-s), "
-                    f"peak RSS {res['peak_rss_mib']} MiB, "
-                    f"events {res['events']:,}, traces {res['traces']:,}",
-                    flush=True,
-                )
+                for jobs in jobs_list:
+                    out = subprocess.run(
+                        [sys.executable, __file__, "--child", str(path), "--jobs", str(jobs)],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                    res = json.loads(out)
+                    rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
+                    workers = f", largest worker {res['worker_rss_mib']} MiB" if jobs != 1 else ""
+                    print(
+                        f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB) jobs={jobs}: "
+                        f"{res['spans_per_s']:>9,} spans/s, {res['seconds']} s wall, "
+                        f"main process CPU {res['cpu_s']} s, "
+                        f"peak RSS {res['peak_rss_mib']} MiB{workers}, "
+                        f"events {res['events']:,}, traces {res['traces']:,}",
+                        flush=True,
+                    )
+                    Path(str(path) + ".duckdb").unlink(missing_ok=True)
                 path.unlink()
-                Path(str(path) + ".duckdb").unlink(missing_ok=True)
-            if len(rss) > 1:
-                lo, hi = min(rss), max(rss)
-                print(f"{fmt:5} RSS growth {lo:,} → {hi:,} spans: {rss[hi] / rss[lo]:.2f}×")
+            for jobs, by_size in rss.items():
+                if len(by_size) > 1:
+                    lo, hi = min(by_size), max(by_size)
+                    print(
+                        f"{fmt:5} jobs={jobs} RSS growth {lo:,} → {hi:,} spans: "
+                        f"{by_size[hi] / by_size[lo]:.2f}×"
+                    )
 
 
 if __name__ == "__main__":

@@ -84,13 +84,15 @@ def audit(
     permissions: Permissions | None = None,
     engine: str = "columnar",
     agent: str | None = None,
+    jobs: int = 1,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
     ``source`` is a store that already holds events, or paths to ingest
     (``db`` persists the store). ``agent`` keeps only that agent's
-    contracts. The verdicts and violations replace any earlier ones in
-    the store.
+    contracts. ``jobs`` processes read the traces (0: one per CPU; the
+    result does not depend on it). The verdicts and violations replace any
+    earlier ones in the store.
     """
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
@@ -100,7 +102,7 @@ def audit(
     else:
         store = Store.open(str(db) if db is not None else None)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
-        ingest(list(paths), store, group_by=group_by)
+        ingest(list(paths), store, group_by=group_by, jobs=jobs)
     events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
     if engine == "reference":
         raw = reference_raw(events, cs, perms)

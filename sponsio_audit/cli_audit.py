@@ -201,6 +201,12 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Report format
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")]
 GroupByOpt = Annotated[GroupBy, typer.Option("--group-by", help="What one trace is.")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Only this agent's contracts.")]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs", "-j", min=0, help="Processes reading traces (0: one per CPU); same result."
+    ),
+]
 
 
 def scan(
@@ -228,6 +234,7 @@ def scan(
     ] = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
+    jobs: JobsOpt = 1,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 3 when inputs were skipped.")
     ] = False,
@@ -256,7 +263,7 @@ def scan(
     try:
         with _progress(quiet) as say:
             say("reading traces…")
-            ingest([str(p) for p in paths], store, group_by=group_by.value)
+            ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
             say("evaluating contracts…")
             result = audit(store, cfg, agent=agent)
             save_contracts(store, result.contracts)
@@ -347,6 +354,7 @@ def explain(
     ] = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Show one trace as a timeline, with the blamed events and why each contract failed."""
     from sponsio_audit.api import audit
@@ -362,7 +370,7 @@ def explain(
         store = Store.open(db)
         try:
             if paths:
-                ingest([str(p) for p in paths], store, group_by=group_by.value)
+                ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
                 result = audit(store, cfg, agent=agent)
                 save_contracts(store, result.contracts)
             tid = _find_trace(store, trace)

@@ -104,15 +104,9 @@ def load(
             return 1, 1, fmt
         fmt = classify(doc) or "json"
         if fmt == "otlp_json":
-            from .otlp_json import request_spans
-            from .pipeline import _commit_spans
+            from .chunks import decode_document
 
-            try:
-                _commit_spans(r, file_id, no, request_spans(doc), 0)
-            except BadRecord as e:
-                r.skipped.add((file_id, no, str(e)))
-                return 1, 1, fmt
-            return 1, 0, fmt
+            return 1, r.take(decode_document(file_id, r.run, no, doc), file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
             reason = {
                 "otlp_logs": "OTLP logs, not traces",

@@ -2,14 +2,20 @@
 
 Two passes, both bounded in memory by the batch size:
 
-1. each file is sniffed and decoded record by record; spans go to ``spans`` and
-   their convention facts to ``span_facts`` in Arrow batches; formats that are
-   events already (session logs, native traces, transcripts) are turned into
-   events per file / per run and written directly;
+1. each file is sniffed; an OTLP file's records are decoded in chunks
+   (``chunks.decode``); spans go to ``spans`` and their convention facts to
+   ``span_facts`` in Arrow batches; formats that are events already (session
+   logs, native traces, transcripts) are turned into events per file / per run
+   and written directly;
 2. the traces touched by this run are read back from ``span_facts`` ordered by
-   (trace, file, position) as a stream of record batches, and each trace's events
-   are computed (``trace_events``) and written; a trace's earlier events are
-   replaced, so a later file adding spans to a trace is handled.
+   (trace, file, position) as a stream of record batches, cut at trace
+   boundaries, and each trace's events are computed (``chunks.events``) and
+   written; a trace's earlier events are replaced, so a later file adding spans
+   to a trace is handled.
+
+With ``jobs > 1`` the chunk work of both passes runs in worker processes
+(``Workers``) while this process reads files and writes the store; results are
+taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
 record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable).
@@ -28,19 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import direct, otlp_json, otlp_proto
-from .conventions import span_facts
-from .sniff import (
-    BadRecord,
-    decompressed,
-    json_lines,
-    proto_records,
-    read_document,
-    sniff,
-)
+from . import chunks, direct
+from .sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from .store import Buffer, Store
-from .trace_events import ROW_FIELDS, trace_events
-from .values import dumps
+from .trace_events import ROW_FIELDS
+from .workers import Workers
 
 
 @dataclass(frozen=True)
@@ -82,12 +80,27 @@ class _Run:
     decisions: Buffer
     skipped: Buffer
     files: Buffer
+    workers: Workers
     records: int = 0
     skipped_n: int = 0
     span_n: int = 0
     direct_traces: int = 0
     dup: int = 0
     shas: set[str] = field(default_factory=set)
+    pos: int = 0
+
+    def take(self, d: chunks.Decoded, file_id: int) -> int:
+        """Buffer a decoded chunk of the current file (positions go on from ``pos``).
+
+        Returns the number of records of the chunk that were skipped.
+        """
+        for no, reason in d.skipped:
+            self.skipped.add((file_id, no, reason))
+        self.spans.add_batch(d.spans)
+        self.facts.add_batch(chunks.shift_pos(d.facts, self.pos))
+        self.pos += d.facts.num_rows
+        self.span_n += d.facts.num_rows
+        return len(d.skipped)
 
 
 def _hash(path: str) -> tuple[str, int]:
@@ -100,27 +113,9 @@ def _hash(path: str) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-def _commit_spans(r: _Run, file_id: int, record: int, spans: list[tuple], pos: int) -> int:
-    """Stage one record's spans; rows are all built before any is added (all or nothing)."""
-    span_rows, fact_rows, run = [], [], r.run
-    for tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rjson, ev in spans:
-        span_rows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
-                          dumps(attrs), rjson, file_id, record))  # fmt: skip
-        facts = span_facts(name, {**ev, **attrs} if ev else attrs)
-        fact_rows.append((tid, sid, pid, file_id, record, pos, start, end, service, *facts, run))
-        pos += 1
-    for row in span_rows:
-        r.spans.add(row)
-    for row in fact_rows:
-        r.facts.add(row)
-    r.span_n += len(spans)
-    return pos
-
-
 def _records(fmt: str, layout: str, open_: Any) -> Iterator[tuple[int, Any]]:
-    if fmt == "otlp_proto":
-        yield from proto_records(open_, layout)
-    elif layout == "lines":
+    """Parsed records of a file of events (session log, native, transcript) or a JSON document."""
+    if layout == "lines":
         yield from json_lines(open_)
     else:
         try:
@@ -146,6 +141,7 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.shas.add(sha)
     file_id = r.next_file
     r.next_file += 1
+    r.pos = 0
 
     def open_() -> IO[bytes]:
         return decompressed(open(path, "rb"))[0]
@@ -162,31 +158,10 @@ def _file(r: _Run, path: str, display: str) -> None:
             }.get(fmt, "unrecognised format (not OTLP, Sponsio log or transcript)")
             n, bad = 1, 1
             r.skipped.add((file_id, 0, reason))
+        elif fmt in ("session_log", "native", "transcript") or layout == "document":
+            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, _records(fmt, layout, open_))
         else:
-            pos = 0
-            recs = _records(fmt, layout, open_)
-            if fmt in ("session_log", "native", "transcript") or layout == "document":
-                n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
-            else:
-                for no, rec in recs:
-                    n += 1
-                    try:
-                        if isinstance(rec, BadRecord):
-                            raise rec
-                        decode = (
-                            otlp_proto.request_spans
-                            if fmt == "otlp_proto"
-                            else otlp_json.request_spans
-                        )
-                        pos = _commit_spans(r, file_id, no, decode(rec), pos)
-                    except BadRecord as e:
-                        bad += 1
-                        r.skipped.add((file_id, no, str(e)))
-                    except Exception as e:  # safety net: untrusted input never crashes ingest
-                        bad += 1
-                        r.skipped.add(
-                            (file_id, no, f"unreadable record: {type(e).__name__}: {e}"[:300])
-                        )
+            n, bad = _otlp(r, fmt, layout, open_, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n += 1
         bad += 1
@@ -194,6 +169,21 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.records += n
     r.skipped_n += bad
     r.files.add((file_id, display, fmt, size, sha, n, bad))
+
+
+def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
+    """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
+    n = bad = 0
+    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run)
+    try:
+        for d in r.workers.map(chunks.decode, todo):
+            n += d.records
+            bad += r.take(d, file_id)
+    except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
+        n += 1
+        bad += 1
+        r.skipped.add((file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+    return n, bad
 
 
 def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
@@ -230,42 +220,39 @@ def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
     if res is None:
         return 0
     traces = 0
-    key: Any = None
-    rows: list[tuple] = []
-    for batch in res.to_arrow_reader(batch_rows):
-        cols_py = [c.to_pylist() for c in batch.columns]
-        for row in zip(*cols_py, strict=True):
-            if row[0] != key:
-                if rows:
-                    trace_events(key, rows, r.events.add, _decide(r))
-                    traces += 1
-                key, rows = row[0], []
-            rows.append(row[1:])
-    if rows:
-        trace_events(key, rows, r.events.add, _decide(r))
-        traces += 1
+    for t in r.workers.map(chunks.events, chunks.trace_chunks(res.to_arrow_reader(batch_rows))):
+        traces += t.traces
+        r.events.add_batch(t.events)
+        r.decisions.add_batch(t.decisions)
     cur.close()
     return traces
 
 
-def _decide(r: _Run) -> Any:
-    def add(d: tuple) -> None:
-        ts = d[3] // 1000 if d[3] is not None else None
-        r.decisions.add((d[0], d[1], d[2], ts, *d[4:]))
-
-    return add
-
-
 def ingest(
-    paths: list[str | Path], store: Store, *, group_by: str = "trace", batch_rows: int = 50_000
+    paths: list[str | Path],
+    store: Store,
+    *,
+    group_by: str = "trace",
+    batch_rows: int = 50_000,
+    jobs: int = 1,
 ) -> IngestSummary:
-    """Load every file under ``paths`` into ``store``; see the module doc for the passes."""
+    """Load every file under ``paths`` into ``store``; see the module doc for the passes.
+
+    ``jobs`` worker processes decode (0: one per CPU; 1: none, all in this process).
+    """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
     bufs = {
         t: Buffer(store, t, batch_rows)
         for t in ("spans", "span_facts", "events", "decisions", "skipped", "files")
     }
+    with Workers(jobs) as workers:
+        return _ingest(paths, store, group_by, bufs, workers)
+
+
+def _ingest(
+    paths: list[str | Path], store: Store, group_by: str, bufs: dict[str, Buffer], workers: Workers
+) -> IngestSummary:
     r = _Run(
         store,
         store.next_run(),
@@ -276,6 +263,7 @@ def ingest(
         bufs["decisions"],
         bufs["skipped"],
         bufs["files"],
+        workers,
     )
     for path in walk(paths):
         if path == "-":
@@ -289,7 +277,7 @@ def ingest(
         _file(r, path, path)
     for b in bufs.values():
         b.flush()
-    traces = _span_events(r, group_by, batch_rows) + r.direct_traces
+    traces = _span_events(r, group_by, bufs["events"].batch_rows) + r.direct_traces
     for b in bufs.values():
         b.flush()
     return IngestSummary(

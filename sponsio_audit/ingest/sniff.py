@@ -160,27 +160,41 @@ def read_document(open_: Opener) -> Any:
         raise BadRecord(f"invalid JSON: {e}") from None
 
 
-def json_lines(open_: Opener) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value or BadRecord) of every non-blank line."""
+def raw_lines(open_: Opener) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of every non-blank line, unparsed (parsed by ``parse_line``)."""
     with open_() as f:
         for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                text = line.decode("utf-8-sig" if no == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                yield no, BadRecord(f"invalid UTF-8 at byte {e.start}")
-                continue
-            try:
-                yield no, parse(text)
-            except RecursionError:
-                yield no, BadRecord("JSON nested too deep")
-            except ValueError as e:
-                yield no, BadRecord(f"invalid JSON: {e}")
+            if line.strip():
+                yield no, line
 
 
-def proto_records(open_: Opener, layout: str) -> Iterator[tuple[int, bytes | BadRecord]]:
-    """(record number, bytes or BadRecord) of a raw or length-prefixed protobuf stream."""
+def parse_line(no: int, line: bytes) -> Any:
+    """One JSON line as a value, or a ``BadRecord`` saying why it is not one (never raises)."""
+    try:
+        text = line.decode("utf-8-sig" if no == 1 else "utf-8")
+    except UnicodeDecodeError as e:
+        return BadRecord(f"invalid UTF-8 at byte {e.start}")
+    try:
+        return parse(text)
+    except RecursionError:
+        return BadRecord("JSON nested too deep")
+    except ValueError as e:
+        return BadRecord(f"invalid JSON: {e}")
+
+
+def json_lines(open_: Opener) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value or BadRecord) of every non-blank line."""
+    for no, line in raw_lines(open_):
+        yield no, parse_line(no, line)
+
+
+def proto_records(
+    open_: Opener, layout: str, *, unwrap: bool = True
+) -> Iterator[tuple[int, bytes | BadRecord]]:
+    """(record number, bytes or BadRecord) of a raw or length-prefixed protobuf stream.
+
+    ``unwrap=False`` leaves per-record compression on (for ``unwrap_record`` in a worker).
+    """
     with open_() as f:
         if layout == "raw":
             yield 1, f.read(MAX_RECORD)
@@ -202,6 +216,9 @@ def proto_records(open_: Opener, layout: str) -> Iterator[tuple[int, bytes | Bad
             if len(data) < n:
                 yield no, BadRecord(f"truncated record: expected {n} bytes, got {len(data)}")
                 return
+            if not unwrap:
+                yield no, data
+                continue
             try:
                 yield no, unwrap_record(data)
             except BadRecord as e:

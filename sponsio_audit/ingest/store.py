@@ -138,8 +138,8 @@ class Store:
         """Close the connection."""
         self.con.close()
 
-    def insert(self, table: str, batch: pa.RecordBatch) -> None:
-        """Append one Arrow record batch to ``table`` (a name from ``TABLES``)."""
+    def insert(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
+        """Append Arrow rows (a record batch or table) to ``table`` (a name from ``TABLES``)."""
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
         self.con.register("_ingest_batch", batch)
@@ -182,29 +182,56 @@ def _array(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array:
     return pa.array(values, type=typ)
 
 
+def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
+    """Row tuples (``schema`` column order) as one Arrow record batch."""
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    arrays = [_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 @dataclass
 class Buffer:
-    """Rows for one table, flushed to the store as Arrow batches of ``batch_rows`` rows."""
+    """Rows for one table, flushed to the store as Arrow batches of about ``batch_rows`` rows.
+
+    Rows come one at a time (``add``) or as ready batches from workers
+    (``add_batch``); both are written in the order they came.
+    """
 
     store: Store
     table: str
     batch_rows: int = BATCH_ROWS
     rows: list[tuple[Any, ...]] = field(default_factory=list)
+    batches: list[pa.RecordBatch] = field(default_factory=list)
+    pending: int = 0
     total: int = 0
 
     def add(self, row: tuple[Any, ...]) -> None:
         """Append one row (``TABLES[table]`` column order); flush when the batch is full."""
         self.rows.append(row)
-        if len(self.rows) >= self.batch_rows:
+        if len(self.rows) + self.pending >= self.batch_rows:
             self.flush()
 
-    def flush(self) -> None:
-        """Write the buffered rows as one record batch."""
-        if not self.rows:
-            return
-        schema = TABLES[self.table]
-        cols = list(zip(*self.rows, strict=True))
-        arrays = [_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
-        self.store.insert(self.table, pa.RecordBatch.from_arrays(arrays, schema=schema))
-        self.total += len(self.rows)
+    def add_batch(self, batch: pa.RecordBatch) -> None:
+        """Append a record batch of ``TABLES[table]``'s schema; flush when enough rows wait."""
+        if self.rows:
+            self._seal()
+        self.batches.append(batch)
+        self.pending += batch.num_rows
+        if self.pending >= self.batch_rows:
+            self.flush()
+
+    def _seal(self) -> None:
+        self.batches.append(rows_batch(self.rows, TABLES[self.table]))
+        self.pending += len(self.rows)
         self.rows = []
+
+    def flush(self) -> None:
+        """Write everything buffered as one insert."""
+        if self.rows:
+            self._seal()
+        if not self.pending:
+            self.batches = []
+            return
+        self.store.insert(self.table, pa.Table.from_batches(self.batches, TABLES[self.table]))
+        self.total += self.pending
+        self.batches, self.pending = [], 0

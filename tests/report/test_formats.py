@@ -162,3 +162,13 @@ def test_report_without_audit_is_usage_error(tmp_path: Path) -> None:
     res = run("report", "--db", db)
     assert res.exit_code == 2
     assert "scan --db" in res.stderr
+
+
+def test_jobs_give_the_same_report(demo_json: dict[str, Any], tmp_path: Path) -> None:
+    """`scan --jobs 2` (worker processes read the traces) reports exactly what one process does."""
+    out = tmp_path / "jobs.json"
+    res = run("scan", TRACES, "--contracts", CONFIG, "-f", "json", "-o", out, "--jobs", "2")
+    assert res.exit_code == 1, res.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    for key in ("violations", "summary", "contracts", "inputs"):
+        assert doc[key] == demo_json[key], key

@@ -1,0 +1,208 @@
+"""Ingest's pure per-chunk work, as functions ``Workers`` can run in other processes.
+
+- ``record_chunks`` groups an OTLP file's raw records (JSON lines, protobuf
+  bodies) into ``RecordChunk``s of about ``CHUNK_BYTES``; ``decode`` turns one
+  into Arrow batches of ``spans`` and ``span_facts`` rows plus skip reasons.
+  Parsing and decompression happen in ``decode``, so they run in the workers.
+- ``trace_chunks`` cuts the stream of ``span_facts`` batches (sorted by trace)
+  at trace boundaries; ``events`` computes those traces' events and decisions.
+
+A record's spans are all built before any is kept (all or nothing): a record
+that fails anywhere is listed in ``skipped`` and adds no row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..event import EVENT_SCHEMA
+from . import otlp_json, otlp_proto
+from .conventions import span_facts
+from .sniff import BadRecord, parse_line, proto_records, raw_lines, unwrap_record
+from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, rows_batch
+from .trace_events import trace_events
+from .values import dumps
+
+CHUNK_BYTES = 4 << 20
+"""Raw bytes of records handed to one ``decode`` call (at least one record)."""
+
+EVENTS_ROWS = 20_000
+"""``span_facts`` rows per ``events`` call (whole traces, so possibly more)."""
+
+
+@dataclass(frozen=True)
+class RecordChunk:
+    """Consecutive raw records of one OTLP file (``fmt``: otlp_json or otlp_proto)."""
+
+    fmt: str
+    file_id: int
+    run: int
+    records: list[tuple[int, bytes | BadRecord]]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """What ``decode`` made of a chunk; ``facts.pos`` counts from 0 within the chunk."""
+
+    records: int
+    spans: pa.RecordBatch
+    facts: pa.RecordBatch
+    skipped: list[tuple[int, str]]
+
+
+def record_chunks(
+    fmt: str, layout: str, open_: Callable[[], IO[bytes]], file_id: int, run: int
+) -> Iterator[RecordChunk]:
+    """The file's records, raw, in chunks of about ``CHUNK_BYTES``.
+
+    When reading the stream fails, the records read so far are yielded as a last
+    chunk before the error is raised.
+    """
+    raw = proto_records(open_, layout, unwrap=False) if fmt == "otlp_proto" else raw_lines(open_)
+    chunk: list[tuple[int, bytes | BadRecord]] = []
+    size = 0
+    try:
+        for no, rec in raw:
+            chunk.append((no, rec))
+            size += len(rec) if isinstance(rec, bytes) else 0
+            if size >= CHUNK_BYTES:
+                yield RecordChunk(fmt, file_id, run, chunk)
+                chunk, size = [], 0
+    except Exception:  # the stream broke: the records read before it are kept
+        if chunk:
+            yield RecordChunk(fmt, file_id, run, chunk)
+        raise
+    if chunk:
+        yield RecordChunk(fmt, file_id, run, chunk)
+
+
+def _spans(fmt: str, no: int, rec: bytes | BadRecord) -> list[Any]:
+    if isinstance(rec, BadRecord):
+        raise rec
+    if fmt == "otlp_proto":
+        return otlp_proto.request_spans(unwrap_record(rec))
+    doc = parse_line(no, rec)
+    if isinstance(doc, BadRecord):
+        raise doc
+    return otlp_json.request_spans(doc)
+
+
+def decode(chunk: RecordChunk) -> Decoded:
+    """Spans and convention facts of every record of ``chunk`` (see the module doc)."""
+    return _decoded(
+        chunk.file_id, chunk.run, chunk.records, lambda no, rec: _spans(chunk.fmt, no, rec)
+    )
+
+
+def decode_document(file_id: int, run: int, no: int, doc: Any) -> Decoded:
+    """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
+    return _decoded(file_id, run, [(no, doc)], lambda no, d: otlp_json.request_spans(d))
+
+
+def _decoded(
+    file_id: int, run: int, records: list[tuple[int, Any]], spans_of: Callable[[int, Any], list]
+) -> Decoded:
+    span_rows: list[tuple] = []
+    fact_rows: list[tuple] = []
+    skipped: list[tuple[int, str]] = []
+    for no, rec in records:
+        try:
+            srows, frows = [], []
+            pos = len(fact_rows)
+            for span in spans_of(no, rec):
+                tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
+                srows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
+                              dumps(attrs), rj, file_id, no))  # fmt: skip
+                facts = span_facts(name, {**ev, **attrs} if ev else attrs)
+                frows.append((tid, sid, pid, file_id, no, pos, start, end, service, *facts, run))
+                pos += 1
+        except BadRecord as e:
+            skipped.append((no, str(e)))
+            continue
+        except Exception as e:  # safety net: untrusted input never crashes ingest
+            skipped.append((no, f"unreadable record: {type(e).__name__}: {e}"[:300]))
+            continue
+        span_rows.extend(srows)
+        fact_rows.extend(frows)
+    return Decoded(
+        len(records),
+        rows_batch(span_rows, SPANS_SCHEMA),
+        rows_batch(fact_rows, FACTS_SCHEMA),
+        skipped,
+    )
+
+
+def shift_pos(facts: pa.RecordBatch, offset: int) -> pa.RecordBatch:
+    """``facts`` with ``offset`` added to its ``pos`` column (chunk → file positions)."""
+    if not offset or not facts.num_rows:
+        return facts
+    i = facts.schema.get_field_index("pos")
+    cols = list(facts.columns)
+    cols[i] = pc.add(cols[i], pa.scalar(offset, pa.int64()))
+    return pa.RecordBatch.from_arrays(cols, schema=facts.schema)
+
+
+@dataclass(frozen=True)
+class Traced:
+    """Events (``EVENT_SCHEMA`` batch) and guard decisions of some whole traces."""
+
+    traces: int
+    events: pa.RecordBatch
+    decisions: pa.RecordBatch
+
+
+def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int = EVENTS_ROWS) -> Iterator[pa.Table]:
+    """Batches sorted by their first column (the trace key), regrouped at key boundaries."""
+    held: list[pa.RecordBatch] = []
+    n = 0
+    for b in batches:
+        if not b.num_rows:
+            continue
+        held.append(b)
+        n += b.num_rows
+        if n < rows:
+            continue
+        t = pa.Table.from_batches(held).combine_chunks()
+        keys = t.column(0)
+        same = pc.equal(keys, keys[-1]).to_numpy(zero_copy_only=False)
+        cut = int(np.flatnonzero(~same)[-1]) + 1 if not same.all() else 0
+        if cut == 0:  # one trace so far: keep reading
+            held, n = t.to_batches(), t.num_rows
+            continue
+        yield t.slice(0, cut)
+        rest = t.slice(cut)
+        held, n = rest.to_batches(), rest.num_rows
+    if n:
+        yield pa.Table.from_batches(held)
+
+
+def events(table: pa.Table) -> Traced:
+    """Events and decisions of the whole traces in ``table`` (key, then ``ROW_FIELDS``)."""
+    ev_rows: list[tuple] = []
+    dec_rows: list[tuple] = []
+
+    def decide(d: tuple) -> None:
+        ts = d[3] // 1000 if d[3] is not None else None
+        dec_rows.append((d[0], d[1], d[2], ts, *d[4:]))
+
+    traces = 0
+    key: Any = None
+    rows: list[tuple] = []
+    cols = [c.to_pylist() for c in table.columns]
+    for row in zip(*cols, strict=True):
+        if row[0] != key:
+            if rows:
+                trace_events(key, rows, ev_rows.append, decide)
+                traces += 1
+            key, rows = row[0], []
+        rows.append(row[1:])
+    if rows:
+        trace_events(key, rows, ev_rows.append, decide)
+        traces += 1
+    return Traced(traces, rows_batch(ev_rows, EVENT_SCHEMA), rows_batch(dec_rows, DECISIONS_SCHEMA))

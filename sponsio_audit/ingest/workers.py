@@ -1,0 +1,86 @@
+"""``Workers``: an ordered, bounded map over worker processes (``--jobs``), or inline for one job.
+
+Ingest's per-record work (decoding, conventions, events of a trace) is pure and
+independent between chunks, so it can run in other processes while the main
+process reads files and writes the store. Results come back in submission
+order, and at most ``2 × jobs`` chunks are in flight, so memory stays bounded
+by the chunk size whatever the corpus size (``Pool.imap`` would read its whole
+input ahead). Workers are started with ``forkserver`` where available (never
+plain ``fork``: the parent holds DuckDB and Arrow threads), else ``spawn``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.pool import AsyncResult, Pool
+from types import TracebackType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs`` as a process count: 0 means one per CPU; negative is an error."""
+    if jobs < 0:
+        raise ValueError(f"jobs must be 0 (one per CPU) or more, not {jobs}")
+    return jobs or (os.cpu_count() or 1)
+
+
+class Workers:
+    """A process pool of ``jobs`` workers with an ordered, bounded ``map`` (inline when 1)."""
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.jobs = resolve_jobs(jobs)
+        self._pool: Pool | None = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._pool is not None:
+            if et is None:
+                self._pool.close()
+            else:
+                self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def _started(self) -> Pool:
+        if self._pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+            self._pool = ctx.Pool(self.jobs)
+        return self._pool
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """``fn`` over ``items``, results in order; ``fn`` must be a module-level function.
+
+        When iterating ``items`` raises, the results of the items before are
+        yielded first, then the error is raised (as the inline ``map`` does).
+        """
+        if self.jobs == 1:
+            yield from map(fn, items)
+            return
+        pool = self._started()
+        pending: deque[AsyncResult[Any]] = deque()
+        it = iter(items)
+        while True:
+            try:
+                item = next(it)
+            except StopIteration:
+                break
+            except BaseException:  # the input failed: hand over what was read before it
+                while pending:
+                    yield pending.popleft().get()
+                raise
+            pending.append(pool.apply_async(fn, (item,)))
+            if len(pending) >= 2 * self.jobs:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
