@@ -91,8 +91,9 @@ def audit(
     ``source`` is a store that already holds events, or paths to ingest
     (``db`` persists the store). ``agent`` keeps only that agent's
     contracts. ``jobs`` processes read the traces (0: one per CPU; the
-    result does not depend on it). The verdicts and violations replace any
-    earlier ones in the store.
+    result does not depend on it; a script using it needs the usual
+    ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
+    The verdicts and violations replace any earlier ones in the store.
     """
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
