@@ -90,8 +90,8 @@ def audit(
 
     ``source`` is a store that already holds events, or paths to ingest
     (``db`` persists the store). ``agent`` keeps only that agent's
-    contracts. ``jobs`` processes read the traces (0: one per CPU; the
-    result does not depend on it; a script using it needs the usual
+    contracts. ``jobs`` processes read the traces (0: auto, one per CPU for
+    inputs of 64 MB or more; the result does not depend on it; a script using it needs the usual
     ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
     The verdicts and violations replace any earlier ones in the store.
     """

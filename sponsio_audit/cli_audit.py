@@ -204,7 +204,11 @@ AgentOpt = Annotated[str | None, typer.Option("--agent", help="Only this agent's
 JobsOpt = Annotated[
     int,
     typer.Option(
-        "--jobs", "-j", min=0, help="Processes reading traces (0: one per CPU); same result."
+        "--jobs",
+        "-j",
+        min=0,
+        help="Processes reading traces; 0 (default): one per CPU for inputs of 64 MB or more. "
+        "The result is the same.",
     ),
 ]
 
@@ -234,7 +238,7 @@ def scan(
     ] = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
-    jobs: JobsOpt = 1,
+    jobs: JobsOpt = 0,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 3 when inputs were skipped.")
     ] = False,
@@ -354,7 +358,7 @@ def explain(
     ] = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
-    jobs: JobsOpt = 1,
+    jobs: JobsOpt = 0,
 ) -> None:
     """Show one trace as a timeline, with the blamed events and why each contract failed."""
     from sponsio_audit.api import audit

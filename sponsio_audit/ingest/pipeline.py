@@ -38,7 +38,7 @@ from . import chunks, direct
 from .sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from .store import Buffer, Store
 from .trace_events import ROW_FIELDS
-from .workers import Workers
+from .workers import AUTO_BYTES, Workers, resolve_jobs
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,21 @@ def walk(paths: list[str | Path]) -> Iterator[str]:
                     yield os.path.join(root, name)
         else:
             yield s
+
+
+def _input_bytes(paths: list[str | Path]) -> int | None:
+    """Total size of the files under ``paths`` (None with stdin), stopping at ``AUTO_BYTES``."""
+    total = 0
+    for p in walk(paths):
+        if p == "-":
+            return None
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            continue
+        if total >= AUTO_BYTES:
+            break
+    return total
 
 
 @dataclass
@@ -238,7 +253,9 @@ def ingest(
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
-    ``jobs`` worker processes decode (0: one per CPU; 1: none, all in this process).
+    ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
+    per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
+    depend on ``jobs``.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -246,6 +263,8 @@ def ingest(
         t: Buffer(store, t, batch_rows)
         for t in ("spans", "span_facts", "events", "decisions", "skipped", "files")
     }
+    if jobs == 0:
+        jobs = resolve_jobs(0, _input_bytes(paths))
     with Workers(jobs) as workers:
         return _ingest(paths, store, group_by, bufs, workers)
 

@@ -23,18 +23,35 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def resolve_jobs(jobs: int) -> int:
-    """``jobs`` as a process count: 0 means one per CPU; negative is an error."""
+AUTO_BYTES = 64 << 20
+"""With ``jobs=0`` (auto), inputs smaller than this are read in this process: a
+worker pool costs about half a second to start."""
+
+
+def cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def resolve_jobs(jobs: int, input_bytes: int | None = None) -> int:
+    """``jobs`` as a process count; 0 is auto: one per CPU for inputs of ``AUTO_BYTES`` or
+    more (``input_bytes``; None when unknown, e.g. stdin, counts as small), else 1."""
     if jobs < 0:
-        raise ValueError(f"jobs must be 0 (one per CPU) or more, not {jobs}")
-    return jobs or (os.cpu_count() or 1)
+        raise ValueError(f"jobs must be 0 (auto) or more, not {jobs}")
+    if jobs:
+        return jobs
+    return cpus() if input_bytes is not None and input_bytes >= AUTO_BYTES else 1
 
 
 class Workers:
     """A process pool of ``jobs`` workers with an ordered, bounded ``map`` (inline when 1)."""
 
     def __init__(self, jobs: int = 1) -> None:
-        self.jobs = resolve_jobs(jobs)
+        if jobs < 1:
+            raise ValueError(f"Workers needs 1 or more jobs, not {jobs} (see resolve_jobs)")
+        self.jobs = jobs
         self._pool: Pool | None = None
 
     def __enter__(self) -> Workers:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from sponsio_audit.ingest import Store, chunks, ingest
+from sponsio_audit.ingest.workers import AUTO_BYTES, cpus, resolve_jobs
 
 from .conftest import FIXTURES, OTEL, make_otel
 
@@ -133,3 +134,13 @@ def test_cut_stream_keeps_every_record_read_before_the_break(
         assert reason.startswith("unreadable stream:")
         (n,) = store.con.execute("SELECT count(DISTINCT record) FROM spans").fetchall()[0]
         assert n == loaded
+
+
+def test_auto_jobs_use_every_cpu_only_for_large_inputs() -> None:
+    """The CLI default (--jobs 0) starts workers only when they pay for their start-up."""
+    assert resolve_jobs(0, AUTO_BYTES - 1) == 1
+    assert resolve_jobs(0, AUTO_BYTES) == cpus()
+    assert resolve_jobs(0, None) == 1  # stdin: size unknown
+    assert resolve_jobs(3, 10) == 3  # an explicit count is taken as given
+    with pytest.raises(ValueError, match="jobs must be 0"):
+        resolve_jobs(-1)
