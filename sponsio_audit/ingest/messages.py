@@ -45,6 +45,8 @@ class Msg(NamedTuple):
 
     def text(self) -> str:
         """Prompt rendering of the message body (pieces, then its tool calls)."""
+        if not self.calls:
+            return "\n".join(self.pieces)
         parts = list(self.pieces)
         parts.extend(f"tool_call {c.name}({_arg_text(c.arguments)})" for c in self.calls)
         return "\n".join(parts)
@@ -89,37 +91,64 @@ def _calls(tool_calls: Any) -> list[Call]:
 
 
 def to_msg(m: Any) -> Msg | None:
-    """One message dict of any supported shape as a ``Msg`` (None if it is not a message)."""
+    """One message dict of any supported shape as a ``Msg`` (None if it is not a message).
+
+    Pieces come from GenAI ``parts``, then ``content``, then (only when neither
+    ``parts`` is a list nor ``content`` is present) ``text``; calls from the
+    ``tool_call`` parts, then OpenAI ``tool_calls``.
+    """
     if isinstance(m, str):
         return Msg("user", (m,), ())
     if not isinstance(m, dict):
         return None
     role = m.get("role")
-    role = role if isinstance(role, str) else ""
+    if not isinstance(role, str):
+        role = ""
+    parts = m.get("parts")
     pieces: list[str] = []
     calls: list[Call] = []
-    parts = m.get("parts")
     if isinstance(parts, list):
-        for p in parts:
-            if not isinstance(p, dict):
-                continue
-            kind = p.get("type")
-            if kind == "tool_call" and isinstance(p.get("name"), str):
-                cid = p.get("id")
-                calls.append(
-                    Call(p["name"], p.get("arguments"), cid if isinstance(cid, str) else None)
-                )
-            elif kind == "tool_call_response":
-                pieces.append(as_text(p.get("response")) or "")
-            elif p.get("content") is not None:
-                pieces.append(as_text(p.get("content")) or "")
-            elif p.get("text") is not None:
-                pieces.append(as_text(p.get("text")) or "")
-    pieces.extend(_content_pieces(m.get("content")))
-    if "text" in m and "content" not in m and not isinstance(parts, list):
-        pieces.extend(_content_pieces(m.get("text")))
-    calls.extend(_calls(m.get("tool_calls")))
+        _read_parts(parts, pieces, calls)
+    content = m.get("content")
+    if type(content) is str:  # the usual OpenAI form, inline
+        pieces.append(content)
+    elif content is not None:
+        pieces.extend(_content_pieces(content))
+    elif "text" in m and "content" not in m and not isinstance(parts, list):
+        pieces.extend(_content_pieces(m["text"]))
+    tool_calls = m.get("tool_calls")
+    if tool_calls is not None:
+        calls.extend(_calls(tool_calls))
     return Msg(role, tuple(pieces), tuple(calls))
+
+
+def _read_parts(parts: list[Any], pieces: list[str], calls: list[Call]) -> None:
+    """Add the text pieces and tool calls of GenAI message ``parts`` (non-objects skipped).
+
+    A ``tool_call`` part with a string name is a call, a ``tool_call_response``
+    part its response as text; any other part contributes its ``content``, else
+    its ``text``, when recorded.
+    """
+    for p in parts:
+        if not isinstance(p, dict):
+            continue
+        kind = p.get("type")
+        if kind == "tool_call":
+            name = p.get("name")
+            if isinstance(name, str):
+                cid = p.get("id")
+                calls.append(Call(name, p.get("arguments"), cid if isinstance(cid, str) else None))
+                continue
+        elif kind == "tool_call_response":
+            pieces.append(as_text(p.get("response")) or "")
+            continue
+        t = p.get("content")
+        if t is None:
+            t = p.get("text")
+        if type(t) is str:  # the usual text part, inline
+            pieces.append(t)
+        elif t is not None:
+            pieces.append(as_text(t) or "")
 
 
 def norm_messages(v: Any) -> list[Msg]:
@@ -143,15 +172,29 @@ def norm_messages(v: Any) -> list[Msg]:
 
 def prompt_text(msgs: list[Msg]) -> str:
     """The prompt rendering of input messages (module doc)."""
-    return "\n".join(f"{m.role}: {m.text()}" if m.role else m.text() for m in msgs)
+    return prompt_and_system(msgs)[0]
 
 
 def system_text(msgs: list[Msg], instructions: Any = None) -> str:
     """System prompt: system-role messages plus GenAI system instructions ("" when none)."""
-    texts = [m.text() for m in msgs if m.role in SYSTEM_ROLES]
+    return prompt_and_system(msgs, instructions)[1]
+
+
+def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:
+    """``prompt_text`` and ``system_text`` together, each message's text rendered once."""
+    lines: list[str] = []
+    system: list[str] = []
+    for m in msgs:
+        t = m.text()
+        if m.role:
+            lines.append(f"{m.role}: {t}")
+            if m.role in SYSTEM_ROLES:
+                system.append(t)
+        else:
+            lines.append(t)
     if instructions is not None:
-        texts.extend(m.text() for m in norm_messages(instructions))
-    return "\n".join(texts)
+        system.extend(m.text() for m in norm_messages(instructions))
+    return "\n".join(lines), "\n".join(system)
 
 
 def output_text(msgs: list[Msg]) -> str:

@@ -8,6 +8,7 @@ accepted, unknown fields ignored, old ``instrumentationLibrarySpans`` accepted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .sniff import BadRecord
@@ -19,6 +20,9 @@ _STATUS_NAMES = {f"STATUS_CODE_{s}": s for s in STATUS}
 
 
 def _enum(v: Any, names: dict[str, str], table: tuple[str, ...]) -> str:
+    """An enum written as a number (or numeric string) or as its proto name → its short name."""
+    if type(v) is int and 0 <= v < len(table):  # the usual spelling
+        return table[v]
     if isinstance(v, str):
         return names.get(v, v)
     i = to_int(v)
@@ -26,11 +30,28 @@ def _enum(v: Any, names: dict[str, str], table: tuple[str, ...]) -> str:
 
 
 def _status(st: Any) -> str:
+    """Status code name, then ": message" when a message was recorded."""
     if not isinstance(st, dict):
         return STATUS[0]
     code = _enum(st.get("code"), _STATUS_NAMES, STATUS)
     msg = st.get("message")
     return f"{code}: {cut(msg)}" if isinstance(msg, str) and msg else code
+
+
+def _id_reader() -> Callable[[Any], str | None]:
+    """``norm_id`` memoised for one request: a trace id recurs on every span of the
+    trace and a span id as its children's parent id, so most ids are read once."""
+    memo: dict[str, str | None] = {}
+
+    def read(v: Any) -> str | None:
+        if type(v) is not str:
+            return norm_id(v)
+        r = memo.get(v)
+        if r is None:
+            r = memo[v] = norm_id(v)
+        return r
+
+    return read
 
 
 def _event_attrs(events: Any) -> dict[str, Any] | None:
@@ -53,6 +74,7 @@ def request_spans(doc: Any) -> list[SpanTuple]:
                 raise BadRecord(f"OTLP {what}, not traces")
         raise BadRecord("no resourceSpans in object")
     out: list[SpanTuple] = []
+    norm = _id_reader()
     rss = doc.get("resourceSpans") or []
     if not isinstance(rss, list):
         raise BadRecord("resourceSpans is not a list")
@@ -79,15 +101,16 @@ def request_spans(doc: Any) -> list[SpanTuple]:
             for sp in spans if isinstance(spans, list) else []:
                 if not isinstance(sp, dict):
                     continue
-                trace_id = norm_id(sp.get("traceId"))
+                trace_id = norm(sp.get("traceId"))
                 if trace_id is None:
                     raise BadRecord("span without traceId")
                 name = sp.get("name")
+                events = sp.get("events")
                 out.append(
                     (
                         trace_id,
-                        norm_id(sp.get("spanId")),
-                        norm_id(sp.get("parentSpanId")),
+                        norm(sp.get("spanId")),
+                        norm(sp.get("parentSpanId")),
                         cut(name) if isinstance(name, str) else "",
                         _enum(sp.get("kind"), _KIND_NAMES, KINDS),
                         to_int(sp.get("startTimeUnixNano")),
@@ -97,7 +120,7 @@ def request_spans(doc: Any) -> list[SpanTuple]:
                         scope,
                         json_attrs(sp.get("attributes")),
                         rjson,
-                        _event_attrs(sp.get("events")),
+                        _event_attrs(events) if events else None,
                     )
                 )
     return out

@@ -48,9 +48,15 @@ def request_spans(data: bytes) -> list[SpanTuple]:
                     raise BadRecord("span without trace_id")
                 sid = sp.span_id
                 pid = sp.parent_span_id
-                st = sp.status
-                code = STATUS[st.code] if 0 <= st.code < ns else str(st.code)
+                if sp.HasField("status"):
+                    st = sp.status
+                    c, msg = st.code, st.message
+                    code = STATUS[c] if 0 <= c < ns else str(c)
+                    status = f"{code}: {cut(msg)}" if msg else code
+                else:  # unset status: skip reading its default fields
+                    status = STATUS[0]
                 k = sp.kind
+                events = sp.events
                 append(
                     (
                         tid.hex(),
@@ -60,12 +66,12 @@ def request_spans(data: bytes) -> list[SpanTuple]:
                         KINDS[k] if 0 <= k < nk else str(k),
                         sp.start_time_unix_nano,
                         sp.end_time_unix_nano,
-                        f"{code}: {cut(st.message)}" if st.message else code,
+                        status,
                         service,
                         scope,
                         pb_attrs(sp.attributes),
                         rjson,
-                        _event_attrs(sp.events) if len(sp.events) else None,
+                        _event_attrs(events) if events else None,
                     )
                 )
     return out

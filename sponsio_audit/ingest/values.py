@@ -81,21 +81,45 @@ def json_any(v: Any, depth: int = 0) -> Any:
 
 
 def json_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
-    """A list of OTLP/JSON ``KeyValue`` objects as a dict (later duplicates win)."""
+    """A list of OTLP/JSON ``KeyValue`` objects as a dict (later duplicates win).
+
+    Hot path: the common ``{"key": k, "value": {"stringValue": s}}`` and
+    ``{"intValue": "n"}`` forms are read inline; every other shape takes the
+    general rule, ``_json_kv``, which gives the same result for these two.
+    """
     out: dict[str, Any] = {}
     if not isinstance(kvs, list):
         return out
     for kv in kvs:
-        if isinstance(kv, dict):
-            key = kv.get("key")
-            if isinstance(key, str):
-                v = kv.get("value")
-                s = v.get("stringValue") if isinstance(v, dict) and len(v) == 1 else None
-                if isinstance(s, str) and len(s) <= MAX_STR:
-                    out[key] = s
-                else:
-                    out[key] = json_any(v, depth)
+        try:
+            key = kv["key"]
+            v = kv["value"]
+        except (TypeError, KeyError, IndexError):  # not an object, or a member missing
+            _json_kv(out, kv, depth)
+            continue
+        if type(key) is str and type(v) is dict:
+            s = v.get("stringValue")
+            if type(s) is str:
+                out[key] = s if len(s) <= MAX_STR else cut(s)
+                continue
+            if len(v) == 1:
+                i = v.get("intValue")
+                if type(i) is str:
+                    try:
+                        out[key] = int(i)
+                    except ValueError:
+                        out[key] = None
+                    continue
+        _json_kv(out, kv, depth)
     return out
+
+
+def _json_kv(out: dict[str, Any], kv: Any, depth: int) -> None:
+    """Add one OTLP/JSON ``KeyValue`` to ``out`` (ignored unless an object with a string key)."""
+    if isinstance(kv, dict):
+        key = kv.get("key")
+        if isinstance(key, str):
+            out[key] = json_any(kv.get("value"), depth)
 
 
 def pb_any(v: Any, depth: int = 0) -> Any:
@@ -145,6 +169,11 @@ def finite(d: float) -> float | str:
 
 def to_int(v: Any) -> int | None:
     """An OTLP int64 written as a JSON number or string; None when it is neither."""
+    if type(v) is str:  # the OTLP/JSON spelling: checked first
+        try:
+            return int(v)
+        except ValueError:
+            return None
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -188,15 +217,20 @@ def parse(text: str) -> Any:
 def dumps(v: Any) -> str:
     """Compact strict JSON, non-ASCII kept, never raising (NaN/inf and odd values as strings).
 
-    orjson first; it writes NaN as ``null``, so a value holding a non-finite float
-    (ingest decoders already spell those as strings, see ``finite``) takes the
-    stdlib path, as do >64-bit integers and lone surrogates, which orjson refuses.
+    orjson first. It writes a non-finite float as ``null``, so when its output
+    holds ``null`` the value is searched for one (``_has_nonfinite``, any depth)
+    and, if found, written by the stdlib with the float spelled as a string, as
+    are >64-bit integers and lone surrogates, which orjson refuses. Ingest
+    decoders spell non-finite doubles as strings already (``finite``), so the
+    search is rare and the hot path is orjson plus one substring search.
     """
     try:
-        if not _has_nonfinite(v):
-            return orjson.dumps(v, default=str).decode()
+        out = orjson.dumps(v, default=str).decode()
     except TypeError:
         pass
+    else:
+        if "null" not in out or not _has_nonfinite(v):
+            return out
     try:
         return _ENCODE(v)
     except ValueError:
@@ -204,16 +238,16 @@ def dumps(v: Any) -> str:
 
 
 def _has_nonfinite(v: Any) -> bool:
-    """Whether a non-finite float is at the top level or one level down (cheap check).
+    """Whether a non-finite float is anywhere in ``v`` (lists, tuples, dict values).
 
-    Deeper ones only come from JSON text parsed by ``parse``, which refuses them.
+    Only called on values orjson could write, so nesting is at most its 255 levels.
     """
     if isinstance(v, float):
         return not math.isfinite(v)
+    if isinstance(v, (list, tuple)):
+        return any(_has_nonfinite(x) for x in v)
     if isinstance(v, dict):
-        return any(isinstance(x, float) and not math.isfinite(x) for x in v.values())
-    if isinstance(v, list):
-        return any(isinstance(x, float) and not math.isfinite(x) for x in v)
+        return any(_has_nonfinite(x) for x in v.values())
     return False
 
 
@@ -221,7 +255,7 @@ def _finite(v: Any) -> Any:
     """``v`` with non-finite floats replaced by their string spelling (strict JSON has none)."""
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return [_finite(x) for x in v]
     if isinstance(v, dict):
         return {k: _finite(x) for k, x in v.items()}
