@@ -122,8 +122,7 @@ def _llm(
     ti, to = _int(tin), _int(tout)
     prompt = system = None
     if inp is not None:
-        prompt = m.prompt_text(inp)
-        system = m.system_text(inp, instructions)
+        prompt, system = m.prompt_and_system(inp, instructions)
     elif instructions is not None:
         system = m.system_text([], instructions)
     content = requested = None
@@ -345,6 +344,8 @@ def span_facts(name: str, attrs: dict[str, Any]) -> tuple:
     """The facts tuple (``FACT_FIELDS``) of one span from its name and attributes."""
     c = _conversation(attrs)
     op = attrs.get("gen_ai.operation.name")
+    if op is not None and not isinstance(op, str):  # an array/map is no operation we know
+        op = as_text(op)
     if op is not None or "gen_ai.prompt" in attrs or "gen_ai.completion" in attrs:
         f = _genai(name, attrs, op, c)
         if f is not None:

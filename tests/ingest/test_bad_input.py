@@ -162,3 +162,28 @@ def test_corrupt_gzip_keeps_other_files(tmp_path: Path) -> None:
     assert sk[0] == "a.gz" and sk[2].startswith("unreadable stream")
     assert s.spans >= 4
     _accounting_holds(store, s)
+
+
+def test_odd_attribute_types_do_not_cost_the_record(tmp_path: Path) -> None:
+    """An array where a convention expects a string is just not that convention's value:
+    the span and the rest of its request load (it once skipped the whole request)."""
+    odd = {"gen_ai.operation.name": ("chat", "x"), "traceloop.span.kind": ("tool",)}
+    req = make_otel.spans_request(
+        [
+            {"name": "odd", "attrs": odd, "start": 0, "end": 1},
+            {
+                "name": "execute_tool t",
+                "attrs": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+                "start": 2,
+                "end": 3,
+            },
+        ],
+        "svc",
+    )
+    path = tmp_path / "odd.pb"
+    path.write_bytes(req.SerializeToString())
+    store, s = load(path)
+    assert (s.records, s.spans, s.skipped) == (1, 2, 0)
+    assert [(e["type"], e["tool"]) for e in events(store)] == [("tool_call", "t")]
+    (span,) = rows(store, "SELECT attributes FROM spans WHERE name = 'odd'")
+    assert json.loads(span["attributes"])["gen_ai.operation.name"] == ["chat", "x"]
