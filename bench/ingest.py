@@ -166,22 +166,27 @@ def generate(directory: Path, spans: int, fmt: str) -> Path:
     return path
 
 
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(c) for c in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
 def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
-    """Poll /proc for this process's descendants (workers); keep each one's peak RSS (KiB)."""
+    """Poll the peak RSS (KiB) of this process's descendants (the forkserver's workers)."""
     me = os.getpid()
-    while not stop.wait(0.05):
-        parents: dict[int, int] = {}
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open(f"/proc/{d}/stat") as f:
-                        parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    pass
-        tree = {me}
-        for _ in range(3):
-            tree |= {p for p, pp in parents.items() if pp in tree}
-        for pid in tree - {me}:
+    while not stop.wait(0.25):
+        todo, tree = [me], []
+        while todo:
+            kids = _children(todo.pop())
+            tree.extend(kids)
+            todo.extend(kids)
+        for pid in tree:
             try:
                 with open(f"/proc/{pid}/status") as f:
                     for line in f:
