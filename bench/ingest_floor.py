@@ -1,0 +1,111 @@
+"""Lower bounds of ingest time that no Python-level change can go under, per 100k spans.
+
+``python bench/ingest_floor.py [--spans 100000]``
+
+On the same generated GenAI spans as ``bench/ingest.py`` this times, each on
+its own: parsing the OTLP/JSON lines (stdlib ``json``, ``orjson``, Arrow's C++
+reader with 1 and all threads), parsing the protobuf records with upb and only
+reading each span's fields from Python, and writing the rows ingest produces
+(``spans``, ``span_facts``, ``events``, already as Arrow tables) into a
+database file with the benchmark's 256 MB buffer cap. Ingest at N spans/s
+needs each of its steps below 1/N s per span; these are the floors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow.json as pj
+from ingest import MEMORY_LIMIT, generate  # bench/ingest.py
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest.sniff import proto_records
+
+
+def _timed(what: str, spans: int, fn: Any) -> None:
+    t = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t
+    print(f"{what:58} {dt:6.2f} s = {spans / dt:>9,.0f} spans/s")
+
+
+def _records(path: Path) -> list[Any]:
+    with open(path, "rb") as f:
+        data = f.read()
+    return [rec for _, rec in proto_records(lambda: io.BytesIO(data), "delimited")]
+
+
+def _walk_proto(path: Path) -> None:
+    for rec in _records(path):
+        req = ExportTraceServiceRequest()
+        req.ParseFromString(rec)  # type: ignore[arg-type]
+        for rs in req.resource_spans:
+            for ss in rs.scope_spans:
+                for sp in ss.spans:
+                    attrs = {
+                        kv.key: kv.value.string_value or kv.value.int_value for kv in sp.attributes
+                    }
+                    (sp.trace_id.hex(), sp.span_id.hex(), sp.name, sp.start_time_unix_nano, attrs)
+
+
+def _parse_proto(path: Path) -> None:
+    for rec in _records(path):
+        ExportTraceServiceRequest().ParseFromString(rec)  # type: ignore[arg-type]
+
+
+def _lines(path: Path, loads: Any) -> None:
+    with open(path, "rb") as f:
+        for line in f:
+            loads(line)
+
+
+def _write(tables: dict[str, Any], db: Path) -> None:
+    store = Store.open(db, memory_limit=MEMORY_LIMIT)
+    for name, table in tables.items():
+        for batch in table.to_batches(50_000):
+            store.insert(name, batch)
+    store.con.execute("CHECKPOINT")
+    store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--spans", type=int, default=100_000)
+    n = ap.parse_args().spans
+    with tempfile.TemporaryDirectory() as d:
+        jsonl, pb = generate(Path(d), n, "jsonl"), generate(Path(d), n, "proto")
+        print(f"{n:,} spans: JSONL {jsonl.stat().st_size / 1e6:.0f} MB, protobuf "
+              f"{pb.stat().st_size / 1e6:.0f} MB")  # fmt: skip
+        _timed("JSONL parse, stdlib json", n, lambda: _lines(jsonl, json.loads))
+        _timed("JSONL parse, orjson (what ingest uses)", n, lambda: _lines(jsonl, orjson.loads))
+        for threads in (False, True):
+            opts = pj.ReadOptions(use_threads=threads, block_size=16 << 20)
+            label = "all threads" if threads else "1 thread"
+            _timed(
+                f"JSONL parse, Arrow C++ reader, {label}",
+                n,
+                lambda o=opts: pj.read_json(jsonl, read_options=o),  # type: ignore[misc]
+            )
+        _timed("protobuf parse, upb", n, lambda: _parse_proto(pb))
+        _timed("protobuf parse + read each span's fields in Python", n, lambda: _walk_proto(pb))
+        src = Store.open(None)
+        ingest([pb], src)
+        names = ("spans", "span_facts", "events")
+        tables = {t: src.con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in names}
+        src.close()
+        db = Path(d) / "floor.duckdb"
+        _timed(
+            "store write of ready Arrow rows (spans, facts, events)", n, lambda: _write(tables, db)
+        )
+
+
+if __name__ == "__main__":
+    main()
