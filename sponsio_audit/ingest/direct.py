@@ -12,32 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..event import Event, event_row
+from ..event import EVENT_SCHEMA, Event, event_row
 from .sniff import BadRecord, classify
+from .store import decision_row
 
-_COLUMNS = (
-    "trace_id",
-    "seq",
-    "span_id",
-    "type",
-    "agent",
-    "tool",
-    "args",
-    "content",
-    "prompt",
-    "system_prompt",
-    "tokens_in",
-    "tokens_out",
-    "tokens_total",
-    "start_ns",
-    "duration_ns",
-    "target",
-    "conversation_id",
-    "convention",
-    "inferred",
-    "file_id",
-    "record",
-)
+_COLUMNS = tuple(EVENT_SCHEMA.names)
+"""Columns of the ``events`` table, in order."""
 
 
 @dataclass
@@ -129,8 +109,7 @@ def load(
             row = event_row(ev)
             r.events.add(tuple(row[c] for c in _COLUMNS))
     for d in parsed.decisions:
-        ts = d[3] // 1000 if d[3] is not None else None
-        r.decisions.add((d[0], d[1], d[2], ts, *d[4:]))
+        r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
 
 

@@ -178,9 +178,8 @@ def _file(r: _Run, path: str, display: str) -> None:
         else:
             n, bad = _otlp(r, fmt, layout, open_, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
-        n += 1
-        bad += 1
-        r.skipped.add((file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+        n, bad = n + 1, bad + 1
+        _broken_stream(r, file_id, n, e)
     r.records += n
     r.skipped_n += bad
     r.files.add((file_id, display, fmt, size, sha, n, bad))
@@ -194,11 +193,15 @@ def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int
         for d in r.workers.map(chunks.decode, todo):
             n += d.records
             bad += r.take(d, file_id)
-    except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
-        n += 1
-        bad += 1
-        r.skipped.add((file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+    except Exception as e:  # the stream broke: the chunks read before it are loaded
+        n, bad = n + 1, bad + 1
+        _broken_stream(r, file_id, n, e)
     return n, bad
+
+
+def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
+    """List a stream-level failure (corrupt compression, I/O) as the file's next record."""
+    r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
 
 
 def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:

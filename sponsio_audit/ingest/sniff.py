@@ -150,14 +150,10 @@ def read_document(open_: Opener) -> Any:
     """The whole stream parsed as one JSON document (BadRecord when it is not JSON)."""
     with open_() as f:
         data = f.read(MAX_RECORD)
-    try:
-        return parse(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as e:
-        raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
-    except RecursionError:
-        raise BadRecord("JSON nested too deep") from None
-    except ValueError as e:
-        raise BadRecord(f"invalid JSON: {e}") from None
+    doc = parse_line(1, data)
+    if isinstance(doc, BadRecord):
+        raise doc
+    return doc
 
 
 def raw_lines(open_: Opener) -> Iterator[tuple[int, bytes]]:
@@ -169,7 +165,8 @@ def raw_lines(open_: Opener) -> Iterator[tuple[int, bytes]]:
 
 
 def parse_line(no: int, line: bytes) -> Any:
-    """One JSON line as a value, or a ``BadRecord`` saying why it is not one (never raises)."""
+    """One JSON line (or, as line 1, a whole document) as a value, or a ``BadRecord``
+    saying why it is not one (never raises)."""
     try:
         text = line.decode("utf-8-sig" if no == 1 else "utf-8")
     except UnicodeDecodeError as e:

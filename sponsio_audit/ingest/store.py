@@ -182,6 +182,13 @@ def _array(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array:
     return pa.array(values, type=typ)
 
 
+def decision_row(d: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A guard decision ``(file_id, record, trace_id, start_ns, …)`` as a ``decisions`` row
+    (the time in µs, the column's unit)."""
+    ts = d[3] // 1000 if d[3] is not None else None
+    return (d[0], d[1], d[2], ts, *d[4:])
+
+
 def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
     """Row tuples (``schema`` column order) as one Arrow record batch."""
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
