@@ -25,7 +25,7 @@ from ..event import EVENT_SCHEMA
 from . import otlp_json, otlp_proto
 from .conventions import span_facts
 from .sniff import BadRecord, parse_line, proto_records, raw_lines, unwrap_record
-from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, rows_batch
+from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, decision_row, rows_batch
 from .trace_events import trace_events
 from .values import dumps
 
@@ -157,8 +157,10 @@ class Traced:
     decisions: pa.RecordBatch
 
 
-def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int = EVENTS_ROWS) -> Iterator[pa.Table]:
-    """Batches sorted by their first column (the trace key), regrouped at key boundaries."""
+def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int | None = None) -> Iterator[pa.Table]:
+    """Batches sorted by their first column (the trace key), regrouped into tables of about
+    ``rows`` rows (``EVENTS_ROWS`` by default) that hold whole traces, without copying."""
+    limit = EVENTS_ROWS if rows is None else rows
     held: list[pa.RecordBatch] = []
     n = 0
     for b in batches:
@@ -166,18 +168,15 @@ def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int = EVENTS_ROWS) -> 
             continue
         held.append(b)
         n += b.num_rows
-        if n < rows:
+        if n < limit:
             continue
-        t = pa.Table.from_batches(held).combine_chunks()
-        keys = t.column(0)
+        keys = b.column(0)
         same = pc.equal(keys, keys[-1]).to_numpy(zero_copy_only=False)
-        cut = int(np.flatnonzero(~same)[-1]) + 1 if not same.all() else 0
-        if cut == 0:  # one trace so far: keep reading
-            held, n = t.to_batches(), t.num_rows
+        if same.all():  # the last trace may go on in the next batch: keep reading
             continue
-        yield t.slice(0, cut)
-        rest = t.slice(cut)
-        held, n = rest.to_batches(), rest.num_rows
+        cut = int(np.flatnonzero(~same)[-1]) + 1  # where the last trace starts
+        yield pa.Table.from_batches([*held[:-1], b.slice(0, cut)])
+        held, n = [b.slice(cut)], b.num_rows - cut
     if n:
         yield pa.Table.from_batches(held)
 
@@ -188,8 +187,7 @@ def events(table: pa.Table) -> Traced:
     dec_rows: list[tuple] = []
 
     def decide(d: tuple) -> None:
-        ts = d[3] // 1000 if d[3] is not None else None
-        dec_rows.append((d[0], d[1], d[2], ts, *d[4:]))
+        dec_rows.append(decision_row(d))
 
     traces = 0
     key: Any = None

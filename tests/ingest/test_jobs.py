@@ -144,3 +144,22 @@ def test_auto_jobs_use_every_cpu_only_for_large_inputs() -> None:
     assert resolve_jobs(3, 10) == 3  # an explicit count is taken as given
     with pytest.raises(ValueError, match="jobs must be 0"):
         resolve_jobs(-1)
+
+
+def test_trace_chunks_never_split_a_trace() -> None:
+    """Pass 2 hands whole traces to ``events``, also when a trace spans several batches."""
+    import pyarrow as pa
+
+    keys = ["a"] * 3 + ["b"] * 9 + ["c"] + ["d"] * 4
+    batches = [
+        pa.record_batch({"k": keys[i : i + 4], "i": list(range(i, min(i + 4, len(keys))))})
+        for i in range(0, len(keys), 4)
+    ]
+    for rows in (1, 2, 5, 100):
+        tables = list(chunks.trace_chunks(iter(batches), rows))
+        assert [x for t in tables for x in t.column("i").to_pylist()] == list(range(len(keys)))
+        seen: set[str] = set()
+        for t in tables:
+            ks = set(t.column("k").to_pylist())
+            assert not ks & seen, (rows, ks, seen)  # a key in two tables: a split trace
+            seen |= ks
