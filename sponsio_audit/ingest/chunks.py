@@ -22,10 +22,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..event import EVENT_SCHEMA
-from . import otlp_json, otlp_proto
+from . import otlp_json, otlp_logs, otlp_proto
 from .conventions import span_facts
-from .sniff import BadRecord, parse_line, proto_records, raw_lines, unwrap_record
-from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, decision_row, rows_batch
+from .sniff import (
+    BadRecord,
+    json_signal,
+    parse_line,
+    proto_records,
+    proto_signal,
+    raw_lines,
+    unwrap_record,
+)
+from .store import (
+    DECISIONS_SCHEMA,
+    FACTS_SCHEMA,
+    LOGS_SCHEMA,
+    SPANS_SCHEMA,
+    TRACES_SCHEMA,
+    decision_row,
+    rows_batch,
+)
 from .trace_events import trace_events
 from .values import dumps
 
@@ -54,6 +70,7 @@ class Decoded:
     spans: pa.RecordBatch
     facts: pa.RecordBatch
     skipped: list[tuple[int, str]]
+    logs: pa.RecordBatch | None = None
 
 
 def record_chunks(
@@ -82,40 +99,63 @@ def record_chunks(
         yield RecordChunk(fmt, file_id, run, chunk)
 
 
-def _spans(fmt: str, no: int, rec: bytes | BadRecord) -> list[Any]:
+Signal = tuple[list[Any], list[otlp_logs.LogRow]]
+"""What one OTLP record holds: spans, or GenAI log records."""
+
+
+def _json_record(doc: Any) -> Signal:
+    """One parsed OTLP/JSON record, routed by its own first key (traces, logs, metrics)."""
+    signal = json_signal(doc)
+    if signal == "logs":
+        return [], otlp_logs.json_request_logs(doc)
+    if signal == "metrics":
+        raise BadRecord("OTLP metrics, not traces")
+    return otlp_json.request_spans(doc), []
+
+
+def _record(fmt: str, no: int, rec: bytes | BadRecord) -> Signal:
+    """One raw record, routed by its own content: each record of a file may be another signal."""
     if isinstance(rec, BadRecord):
         raise rec
     if fmt == "otlp_proto":
-        return otlp_proto.request_spans(unwrap_record(rec))
+        data = unwrap_record(rec)
+        signal = proto_signal(data)
+        if signal == "logs":
+            return [], otlp_logs.proto_request_logs(data)
+        if signal == "metrics":
+            raise BadRecord("OTLP metrics, not traces")
+        return otlp_proto.request_spans(data), []
     doc = parse_line(no, rec)
     if isinstance(doc, BadRecord):
         raise doc
-    return otlp_json.request_spans(doc)
+    return _json_record(doc)
 
 
 def decode(chunk: RecordChunk) -> Decoded:
-    """Spans and convention facts of every record of ``chunk`` (see the module doc)."""
+    """Spans, convention facts and GenAI log records of every record of ``chunk``."""
     return _decoded(
-        chunk.file_id, chunk.run, chunk.records, lambda no, rec: _spans(chunk.fmt, no, rec)
+        chunk.file_id, chunk.run, chunk.records, lambda no, rec: _record(chunk.fmt, no, rec)
     )
 
 
 def decode_document(file_id: int, run: int, no: int, doc: Any) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(file_id, run, [(no, doc)], lambda no, d: otlp_json.request_spans(d))
+    return _decoded(file_id, run, [(no, doc)], lambda no, d: _json_record(d))
 
 
 def _decoded(
-    file_id: int, run: int, records: list[tuple[int, Any]], spans_of: Callable[[int, Any], list]
+    file_id: int, run: int, records: list[tuple[int, Any]], signal_of: Callable[[int, Any], Signal]
 ) -> Decoded:
     span_rows: list[tuple] = []
     fact_rows: list[tuple] = []
+    log_rows: list[tuple] = []
     skipped: list[tuple[int, str]] = []
     for no, rec in records:
         try:
             srows, frows = [], []
             pos = len(fact_rows)
-            for span in spans_of(no, rec):
+            spans, logs = signal_of(no, rec)
+            for span in spans:
                 tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
                 srows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
                               dumps(attrs), rj, file_id, no))  # fmt: skip
@@ -130,11 +170,14 @@ def _decoded(
             continue
         span_rows.extend(srows)
         fact_rows.extend(frows)
+        for k, (tid, sid, name, t, body, attrs) in enumerate(logs):
+            log_rows.append((tid, sid, name, t, body, attrs, file_id, no, k, run))
     return Decoded(
         len(records),
         rows_batch(span_rows, SPANS_SCHEMA),
         rows_batch(fact_rows, FACTS_SCHEMA),
         skipped,
+        rows_batch(log_rows, LOGS_SCHEMA) if log_rows else None,
     )
 
 
@@ -150,11 +193,13 @@ def shift_pos(facts: pa.RecordBatch, offset: int) -> pa.RecordBatch:
 
 @dataclass(frozen=True)
 class Traced:
-    """Events (``EVENT_SCHEMA`` batch) and guard decisions of some whole traces."""
+    """Events (``EVENT_SCHEMA`` batch), guard decisions and (trace, event count) rows of
+    some whole traces (a trace with no events is listed too)."""
 
     traces: int
     events: pa.RecordBatch
     decisions: pa.RecordBatch
+    counts: pa.RecordBatch | None = None
 
 
 def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int | None = None) -> Iterator[pa.Table]:
@@ -189,18 +234,21 @@ def events(table: pa.Table) -> Traced:
     def decide(d: tuple) -> None:
         dec_rows.append(decision_row(d))
 
-    traces = 0
+    counts: list[tuple] = []
     key: Any = None
     rows: list[tuple] = []
     cols = [c.to_pylist() for c in table.columns]
     for row in zip(*cols, strict=True):
         if row[0] != key:
             if rows:
-                trace_events(key, rows, ev_rows.append, decide)
-                traces += 1
+                counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
             key, rows = row[0], []
         rows.append(row[1:])
     if rows:
-        trace_events(key, rows, ev_rows.append, decide)
-        traces += 1
-    return Traced(traces, rows_batch(ev_rows, EVENT_SCHEMA), rows_batch(dec_rows, DECISIONS_SCHEMA))
+        counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+    return Traced(
+        len(counts),
+        rows_batch(ev_rows, EVENT_SCHEMA),
+        rows_batch(dec_rows, DECISIONS_SCHEMA),
+        rows_batch(counts, TRACES_SCHEMA),
+    )

@@ -1,10 +1,22 @@
 """Span → facts: what one span says under each convention of CONVENTIONS.md ("Span → event").
 
 ``span_facts`` looks at one span's attributes only; everything that needs the
-span tree (inherited agent, delegation, ordering, inferred tool calls) is done
-per trace in ``trace_events``. Rows are tried in the table's order and the first
-that applies wins: OTel GenAI (current, then deprecated), OpenLLMetry,
-OpenInference, Sponsio verdict spans.
+span tree (inherited agent, delegation, ordering, inferred tool calls, naming a
+bare tool argument after the requesting call) is done per trace in
+``trace_events``. Rows are tried in the table's order and the first that
+applies wins, **per field**: OTel GenAI (current, then deprecated), OpenLLMetry,
+OpenInference, Sponsio verdict spans; a field the winning row did not record is
+taken from the next row of the same role that did (an ``execute_tool`` span
+without ``gen_ai.tool.call.arguments`` takes its args from ``input.value``).
+
+What real instrumentations emit (CONVENTIONS.md, measured): a LangChain
+``ToolMessage`` result (serialised ``{"type": "tool", "data": {...}}``, or
+``{"lc": 1, ..., "kwargs": {...}}``, possibly under ``{"output": …}``) is its
+``content``; an OpenLLMetry LangChain callback payload (``input_str``,
+``inputs``, …) gives ``inputs`` as the args; an OpenInference TOOL span's bare
+``input.value`` (one-parameter tool) is named by a one-property
+``tool.parameters`` schema, else kept as ``bare`` for ``trace_events``, and
+args are missing, never ``{"input": …}``.
 
 Facts are a plain tuple in ``FACT_FIELDS`` order (cheap to build on the hot path).
 """
@@ -14,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import messages as m
+from .payloads import callback_args, finish_says_tools, openinference_args, tool_result
 from .values import as_args, as_text, dumps, loads_maybe
 
 FACT_FIELDS = (
@@ -35,10 +48,16 @@ FACT_FIELDS = (
     "result",
     "message",
     "event_type",
+    "call_id",  # tool call id of a tool span (to match the requesting LLM call)
+    "bare",  # JSON of a bare, unnamed tool argument value (args then None)
+    "wants_tools",  # "1" when the LLM response says it called tools (finish reason, nameless calls)
+    "results",  # JSON {call id: result text} of tool results in the LLM input
 )
 
 LLM_OPS = frozenset({"chat", "generate_content", "text_completion"})
 _NONE = (None,) * len(FACT_FIELDS)
+_FILL_FROM = FACT_FIELDS.index("agent")
+_EXTRA = (None,) * 4
 
 
 def _int(v: Any) -> int | None:
@@ -69,7 +88,7 @@ def _args_text(v: Any) -> str | None:
 def _requested(calls: list[m.Call]) -> str | None:
     if not calls:
         return None
-    return dumps([[c.name, as_args(c.arguments)] for c in calls])
+    return dumps([[c.name, as_args(c.arguments), c.id] for c in calls])
 
 
 def _conversation(attrs: dict[str, Any]) -> str | None:
@@ -85,7 +104,18 @@ def _name_after(name: str, prefix: str) -> str | None:
     return name[len(prefix) :].strip() or None if name.startswith(prefix) else None
 
 
-def _tool(conv: str, agent: Any, tool: Any, args: str | None, result: Any, c: Any) -> tuple:
+def _tool(
+    conv: str,
+    agent: Any,
+    tool: Any,
+    args: str | None,
+    result: Any,
+    c: Any,
+    call_id: Any = None,
+    bare: str | None = None,
+) -> tuple:
+    content, rid = tool_result(result)
+    cid = as_text(call_id) if call_id is not None else rid
     return (
         "tool",
         conv,
@@ -93,7 +123,7 @@ def _tool(conv: str, agent: Any, tool: Any, args: str | None, result: Any, c: An
         False,
         as_text(tool),
         args,
-        as_text(result),
+        content,
         None,
         None,
         None,
@@ -103,6 +133,10 @@ def _tool(conv: str, agent: Any, tool: Any, args: str | None, result: Any, c: An
         None,
         None,
         None,
+        None,
+        None,
+        cid,
+        bare,
         None,
         None,
     )
@@ -118,17 +152,21 @@ def _llm(
     tout: Any,
     total: Any,
     c: Any,
+    wants: bool = False,
 ) -> tuple:
     ti, to = _int(tin), _int(tout)
-    prompt = system = None
+    prompt = system = results = None
     if inp is not None:
         prompt, system = m.prompt_and_system(inp, instructions)
+        res = m.tool_results(inp)
+        results = dumps(res) if res else None
     elif instructions is not None:
         system = m.system_text([], instructions)
     content = requested = None
     if out is not None:
         content = m.output_text(out)
         requested = _requested(m.output_calls(out))
+        wants = wants or m.unnamed_calls(out) > 0
     return (
         "llm",
         conv,
@@ -148,6 +186,10 @@ def _llm(
         None,
         None,
         None,
+        None,
+        None,
+        "1" if wants else None,
+        results,
     )
 
 
@@ -171,6 +213,7 @@ def _agent(conv: str, name: Any, c: Any) -> tuple:
         None,
         None,
         None,
+        *_EXTRA,
     )
 
 
@@ -178,8 +221,14 @@ def _genai(name: str, attrs: dict[str, Any], op: Any, c: str | None) -> tuple | 
     agent = attrs.get("gen_ai.agent.name")
     if op == "execute_tool":
         tool = attrs.get("gen_ai.tool.name") or _name_after(name, "execute_tool")
-        args = _args_text(attrs.get("gen_ai.tool.call.arguments"))
-        return _tool("gen_ai", agent, tool, args, attrs.get("gen_ai.tool.call.result"), c)
+        raw = attrs.get("gen_ai.tool.call.arguments")
+        cid = attrs.get("gen_ai.tool.call.id")
+        cb = callback_args(raw)
+        if cb is not None:
+            args, cid = cb[0], cid if cid is not None else cb[1]
+        else:
+            args = _args_text(raw)
+        return _tool("gen_ai", agent, tool, args, attrs.get("gen_ai.tool.call.result"), c, cid)
     if op == "invoke_agent":
         return _agent("gen_ai", agent or _name_after(name, "invoke_agent"), c)
     current = "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs
@@ -203,7 +252,16 @@ def _genai(name: str, attrs: dict[str, Any], op: Any, c: str | None) -> tuple | 
         tout = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
         total = attrs.get("gen_ai.usage.total_tokens", attrs.get("llm.usage.total_tokens"))
         return _llm(
-            conv, agent, inp, attrs.get("gen_ai.system_instructions"), out, tin, tout, total, c
+            conv,
+            agent,
+            inp,
+            attrs.get("gen_ai.system_instructions"),
+            out,
+            tin,
+            tout,
+            total,
+            c,
+            finish_says_tools(attrs),
         )
     if op is None and ("gen_ai.prompt" in attrs or "gen_ai.completion" in attrs):
         return _genai(name, attrs, "chat", c)
@@ -218,7 +276,7 @@ def _openllmetry_llm(attrs: dict[str, Any], agent: Any, c: str | None) -> tuple:
     tin = attrs.get("gen_ai.usage.prompt_tokens", attrs.get("gen_ai.usage.input_tokens"))
     tout = attrs.get("gen_ai.usage.completion_tokens", attrs.get("gen_ai.usage.output_tokens"))
     total = attrs.get("llm.usage.total_tokens")
-    return _llm("openllmetry", agent, inp, None, out, tin, tout, total, c)
+    return _llm("openllmetry", agent, inp, None, out, tin, tout, total, c, finish_says_tools(attrs))
 
 
 def _traceloop_args(v: Any) -> str | None:
@@ -257,8 +315,8 @@ def _openinference(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -
     agent = attrs.get("gen_ai.agent.name")
     if kind == "TOOL":
         tool = attrs.get("tool.name") or name
-        args = _args_text(attrs.get("input.value"))
-        return _tool("openinference", agent, tool, args, attrs.get("output.value"), c)
+        args, bare = openinference_args(attrs)
+        return _tool("openinference", agent, tool, args, attrs.get("output.value"), c, None, bare)
     if kind == "LLM":
         has_in = any(k.startswith("llm.input_messages.") for k in attrs)
         has_out = any(k.startswith("llm.output_messages.") for k in attrs)
@@ -274,6 +332,7 @@ def _openinference(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -
             attrs.get("llm.token_count.completion"),
             attrs.get("llm.token_count.total"),
             c,
+            finish_says_tools(attrs),
         )
     if kind == "AGENT":
         return _agent("openinference", agent or attrs.get("agent.name") or name, c)
@@ -303,6 +362,7 @@ def _sponsio(name: str, attrs: dict[str, Any], c: str | None) -> tuple | None:
             None,
             None,
             et,
+            *_EXTRA,
         )
     role = {
         "sponsio.contract_check": "check",
@@ -337,36 +397,68 @@ def _sponsio(name: str, attrs: dict[str, Any], c: str | None) -> tuple | None:
         result,
         msg,
         None,
+        *_EXTRA,
     )
 
 
-def span_facts(name: str, attrs: dict[str, Any]) -> tuple:
-    """The facts tuple (``FACT_FIELDS``) of one span from its name and attributes."""
-    c = _conversation(attrs)
+def _rows(name: str, attrs: dict[str, Any], c: str | None) -> list[tuple]:
+    """The facts of every row of the table that applies to the span, in table order."""
+    out: list[tuple] = []
     op = attrs.get("gen_ai.operation.name")
     if op is not None and not isinstance(op, str):  # an array/map is no operation we know
         op = as_text(op)
     if op is not None or "gen_ai.prompt" in attrs or "gen_ai.completion" in attrs:
         f = _genai(name, attrs, op, c)
         if f is not None:
-            return f
+            out.append(f)
     kind = attrs.get("traceloop.span.kind")
     if kind is not None:
         f = _traceloop(name, attrs, kind, c)
         if f is not None:
-            return f
+            out.append(f)
     if "gen_ai.prompt.0.content" in attrs or "gen_ai.prompt.0.role" in attrs:
-        return _openllmetry_llm(attrs, attrs.get("gen_ai.agent.name"), c)
+        out.append(_openllmetry_llm(attrs, attrs.get("gen_ai.agent.name"), c))
     kind = attrs.get("openinference.span.kind")
     if kind is not None:
         f = _openinference(name, attrs, kind, c)
         if f is not None:
-            return f
+            out.append(f)
     if name.startswith("sponsio."):
         f = _sponsio(name, attrs, c)
         if f is not None:
-            return f
+            out.append(f)
+    return out
+
+
+def fill(first: tuple, other: tuple) -> tuple:
+    """``first`` with its unrecorded (None) fields taken from ``other`` (same role only).
+
+    A bare argument value is dropped once args are known.
+    """
+    if other[0] != first[0] or None not in first[_FILL_FROM:]:
+        return first
+    out = first[:_FILL_FROM] + tuple(
+        b if a is None else a for a, b in zip(first[_FILL_FROM:], other[_FILL_FROM:], strict=True)
+    )
+    if out[_ARGS] is not None and out[_BARE] is not None:
+        out = (*out[:_BARE], None, *out[_BARE + 1 :])
+    return out
+
+
+_ARGS = FACT_FIELDS.index("args")
+_BARE = FACT_FIELDS.index("bare")
+
+
+def span_facts(name: str, attrs: dict[str, Any]) -> tuple:
+    """The facts tuple (``FACT_FIELDS``) of one span from its name and attributes."""
+    c = _conversation(attrs)
+    rows = _rows(name, attrs, c)
+    if rows:
+        f = rows[0]
+        for other in rows[1:]:
+            f = fill(f, other)
+        return f
     agent = attrs.get("gen_ai.agent.name")
     if agent is None and c is None:
         return _NONE
-    return (None, None, as_text(agent), False) + (None,) * 8 + (c,) + (None,) * 5
+    return (None, None, as_text(agent), False) + (None,) * 8 + (c,) + (None,) * 9

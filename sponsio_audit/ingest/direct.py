@@ -22,9 +22,14 @@ _COLUMNS = tuple(EVENT_SCHEMA.names)
 
 @dataclass
 class Parsed:
-    """What one format reader made of a file: traces of events, decisions, skips."""
+    """What one format reader made of a file: traces of events, decisions, skips.
+
+    ``trace_ids`` names each trace (same order) when the reader knows it, so a
+    trace with no events is still listed in the ``traces`` table.
+    """
 
     traces: list[list[Event]] = field(default_factory=list)
+    trace_ids: list[str] = field(default_factory=list)  # each trace's id, when known
     decisions: list[tuple] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)
     records: int = 0
@@ -83,16 +88,12 @@ def load(
             r.skipped.add((file_id, no, str(doc)))
             return 1, 1, fmt
         fmt = classify(doc) or "json"
-        if fmt == "otlp_json":
+        if fmt in ("otlp_json", "otlp_logs", "otlp_metrics"):  # routed by signal
             from .chunks import decode_document
 
             return 1, r.take(decode_document(file_id, r.run, no, doc), file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
-            reason = {
-                "otlp_logs": "OTLP logs, not traces",
-                "otlp_metrics": "OTLP metrics, not traces",
-            }
-            r.skipped.add((file_id, no, reason.get(fmt, "unrecognised JSON document")))
+            r.skipped.add((file_id, no, "unrecognised JSON document"))
             return 1, 1, fmt
         recs = iter([(no, doc)])
     reader = {
@@ -103,9 +104,14 @@ def load(
     parsed: Parsed = reader(_guard(recs), file_id, f"{fmt}:{sha[:16]}")
     for no, why in parsed.skipped:
         r.skipped.add((file_id, no, why))
-    for trace in parsed.traces:
+    for k, trace in enumerate(parsed.traces):
         r.direct_traces += 1  # an empty trace (n = 0) is still a trace
-        for ev in numbered(trace):
+        events = numbered(trace)
+        ids = parsed.trace_ids
+        tid = events[0].trace_id if events else (ids[k] if k < len(ids) else None)
+        if tid is not None:
+            r.traces.add((tid, len(events)))
+        for ev in events:
             row = event_row(ev)
             r.events.add(tuple(row[c] for c in _COLUMNS))
     for d in parsed.decisions:

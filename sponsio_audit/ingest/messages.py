@@ -37,11 +37,18 @@ class Call(NamedTuple):
 
 
 class Msg(NamedTuple):
-    """One normalised message: role, text pieces (no tool calls), tool results and calls."""
+    """One normalised message: role, text pieces (no tool calls), tool results and calls.
+
+    ``results`` pairs a tool call id with its result text (an OpenAI ``role: tool``
+    message with ``tool_call_id``, GenAI ``tool_call_response`` parts); ``unnamed``
+    counts requested tool calls whose name was not recorded (SEMANTICS.md §5).
+    """
 
     role: str
     pieces: tuple[str, ...]
     calls: tuple[Call, ...]
+    results: tuple[tuple[str, str], ...] = ()
+    unnamed: int = 0
 
     def text(self) -> str:
         """Prompt rendering of the message body (pieces, then its tool calls)."""
@@ -74,20 +81,24 @@ def _content_pieces(content: Any) -> list[str]:
     return [as_text(content) or ""]
 
 
-def _calls(tool_calls: Any) -> list[Call]:
+def _calls(tool_calls: Any) -> tuple[list[Call], int]:
+    """OpenAI ``tool_calls`` as calls, and how many entries had no name."""
     out: list[Call] = []
+    unnamed = 0
     if not isinstance(tool_calls, list):
-        return out
+        return out, unnamed
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
         f = tc.get("function")
         fn: dict[str, Any] = f if isinstance(f, dict) else tc
         name = fn.get("name")
-        if isinstance(name, str):
+        if isinstance(name, str) and name:
             cid = tc.get("id")
             out.append(Call(name, fn.get("arguments"), cid if isinstance(cid, str) else None))
-    return out
+        else:
+            unnamed += 1
+    return out, unnamed
 
 
 def to_msg(m: Any) -> Msg | None:
@@ -107,8 +118,10 @@ def to_msg(m: Any) -> Msg | None:
     parts = m.get("parts")
     pieces: list[str] = []
     calls: list[Call] = []
+    results: list[tuple[str, str]] = []
+    unnamed = 0
     if isinstance(parts, list):
-        _read_parts(parts, pieces, calls)
+        unnamed = _read_parts(parts, pieces, calls, results)
     content = m.get("content")
     if type(content) is str:  # the usual OpenAI form, inline
         pieces.append(content)
@@ -118,29 +131,44 @@ def to_msg(m: Any) -> Msg | None:
         pieces.extend(_content_pieces(m["text"]))
     tool_calls = m.get("tool_calls")
     if tool_calls is not None:
-        calls.extend(_calls(tool_calls))
-    return Msg(role, tuple(pieces), tuple(calls))
+        more, n = _calls(tool_calls)
+        calls.extend(more)
+        unnamed += n
+    cid = m.get("tool_call_id", m.get("id") if role == "tool" else None)
+    if role == "tool" and isinstance(cid, str) and not results:
+        results.append((cid, "\n".join(pieces)))
+    return Msg(role, tuple(pieces), tuple(calls), tuple(results), unnamed)
 
 
-def _read_parts(parts: list[Any], pieces: list[str], calls: list[Call]) -> None:
-    """Add the text pieces and tool calls of GenAI message ``parts`` (non-objects skipped).
+def _read_parts(
+    parts: list[Any], pieces: list[str], calls: list[Call], results: list[tuple[str, str]]
+) -> int:
+    """Add the text pieces, tool calls and tool results of GenAI message ``parts``
+    (non-objects skipped); returns the number of tool-call parts without a name.
 
     A ``tool_call`` part with a string name is a call, a ``tool_call_response``
     part its response as text; any other part contributes its ``content``, else
     its ``text``, when recorded.
     """
+    unnamed = 0
     for p in parts:
         if not isinstance(p, dict):
             continue
         kind = p.get("type")
         if kind == "tool_call":
             name = p.get("name")
-            if isinstance(name, str):
+            if isinstance(name, str) and name:
                 cid = p.get("id")
                 calls.append(Call(name, p.get("arguments"), cid if isinstance(cid, str) else None))
                 continue
+            unnamed += 1
+            continue
         elif kind == "tool_call_response":
-            pieces.append(as_text(p.get("response")) or "")
+            text = as_text(p.get("response")) or ""
+            pieces.append(text)
+            rid = p.get("id")
+            if isinstance(rid, str):
+                results.append((rid, text))
             continue
         t = p.get("content")
         if t is None:
@@ -149,6 +177,7 @@ def _read_parts(parts: list[Any], pieces: list[str], calls: list[Call]) -> None:
             pieces.append(t)
         elif t is not None:
             pieces.append(as_text(t) or "")
+    return unnamed
 
 
 def norm_messages(v: Any) -> list[Msg]:
@@ -207,6 +236,20 @@ def output_calls(msgs: list[Msg]) -> list[Call]:
     return [c for m in msgs for c in m.calls]
 
 
+def unnamed_calls(msgs: list[Msg]) -> int:
+    """Requested tool calls whose name was not recorded."""
+    return sum(m.unnamed for m in msgs)
+
+
+def tool_results(msgs: list[Msg]) -> dict[str, str]:
+    """Tool results of the input messages by tool call id (first one wins)."""
+    out: dict[str, str] = {}
+    for m in msgs:
+        for cid, text in m.results:
+            out.setdefault(cid, text)
+    return out
+
+
 def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
     """Indexed attributes ``<prefix>N.a.b`` as a list of nested dicts, ordered by N.
 
@@ -256,7 +299,14 @@ def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
                 t = tc.get("tool_call") if isinstance(tc, dict) else None
                 if isinstance(t, dict):
                     calls.append({"id": t.get("id"), "function": t.get("function") or {}})
-        msg = to_msg({"role": m.get("role"), "content": content, "tool_calls": calls})
+        msg = to_msg(
+            {
+                "role": m.get("role"),
+                "content": content,
+                "tool_calls": calls,
+                "tool_call_id": m.get("tool_call_id"),
+            }
+        )
         if msg is not None:
             out.append(msg)
     return out

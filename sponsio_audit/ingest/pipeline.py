@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import chunks, direct
+from . import attach, chunks, direct
+from .conventions import FACT_FIELDS
 from .sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from .store import Buffer, Store
 from .trace_events import ROW_FIELDS
@@ -95,6 +96,8 @@ class _Run:
     decisions: Buffer
     skipped: Buffer
     files: Buffer
+    logs: Buffer
+    traces: Buffer
     workers: Workers
     records: int = 0
     skipped_n: int = 0
@@ -112,6 +115,8 @@ class _Run:
         for no, reason in d.skipped:
             self.skipped.add((file_id, no, reason))
         self.spans.add_batch(d.spans)
+        if d.logs is not None:
+            self.logs.add_batch(d.logs)
         self.facts.add_batch(chunks.shift_pos(d.facts, self.pos))
         self.pos += d.facts.num_rows
         self.span_n += d.facts.num_rows
@@ -165,12 +170,12 @@ def _file(r: _Run, path: str, display: str) -> None:
     fmt = "unknown"
     try:
         fmt, layout = sniff(open_)
-        if fmt in ("empty", "unknown", "otlp_logs", "otlp_metrics"):
-            reason = {
-                "empty": "empty file",
-                "otlp_logs": "OTLP logs, not traces",
-                "otlp_metrics": "OTLP metrics, not traces",
-            }.get(fmt, "unrecognised format (not OTLP, Sponsio log or transcript)")
+        if fmt in ("otlp_logs", "otlp_metrics") and layout == "lines":
+            fmt = "otlp_json"  # each line is routed by its own signal (chunks.decode)
+        if fmt in ("empty", "unknown"):
+            reason = {"empty": "empty file"}.get(
+                fmt, "unrecognised format (not OTLP, Sponsio log or transcript)"
+            )
             n, bad = 1, 1
             r.skipped.add((file_id, 0, reason))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
@@ -205,9 +210,13 @@ def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
 
 
 def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
-    """Recompute events of every trace (or conversation) that received spans in this run."""
+    """Recompute events of every trace (or conversation) that received spans or GenAI log
+    records in this run; a span's log records fill what the span did not record."""
     con = r.store.con
-    cols = ", ".join(f"f.{c}" for c in ROW_FIELDS)
+    runs = (
+        "SELECT trace_id FROM span_facts WHERE run = $run "
+        "UNION SELECT trace_id FROM span_logs WHERE run = $run"
+    )
     if group_by == "conversation":
         key_sql = """WITH g AS (SELECT trace_id, coalesce(arg_min(conversation,
                        file_id * 1000000000000 + pos) FILTER (WHERE conversation IS NOT NULL),
@@ -215,34 +224,45 @@ def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
     else:
         key_sql = (
             "WITH g AS (SELECT DISTINCT trace_id, trace_id AS gkey "
-            "FROM span_facts WHERE run = $run)"
+            f"FROM span_facts WHERE trace_id IN ({runs}))"
         )
-    touched = (
-        f"{key_sql}, t AS (SELECT DISTINCT g.gkey FROM g "
-        "JOIN span_facts s USING (trace_id) WHERE s.run = $run)"
-    )
-    con.execute(
-        f"{touched} DELETE FROM events WHERE trace_id IN (SELECT gkey FROM t)", {"run": r.run}
-    )
+    touched = f"{key_sql}, t AS (SELECT DISTINCT gkey FROM g WHERE trace_id IN ({runs}))"
+    params = {"run": r.run}
+    for table in ("events", "traces"):
+        con.execute(f"{touched} DELETE FROM {table} WHERE trace_id IN (SELECT gkey FROM t)", params)
     con.execute(
         f"{touched} DELETE FROM decisions WHERE trace_id IN (SELECT gkey FROM t) "
         "AND file_id IN (SELECT DISTINCT file_id FROM span_facts)",
-        {"run": r.run},
+        params,
     )
+    logs = attach.log_facts_table(
+        con, f"{touched} SELECT trace_id FROM g WHERE gkey IN (SELECT gkey FROM t)", params
+    )
+    con.register("_incoming_log_facts", logs)
+    con.execute(f"CREATE OR REPLACE TABLE {attach.VIEW} AS SELECT * FROM _incoming_log_facts")
+    con.unregister("_incoming_log_facts")
+    base = ", ".join(f"f.{c}" for c in ROW_FIELDS[: ROW_FIELDS.index(FACT_FIELDS[0])])
+    cols = f"{base}, {attach.fill_sql('f', 'lf')}"
     cur = con.cursor()
-    res = cur.sql(
-        f"{touched} SELECT g.gkey, {cols} FROM span_facts f JOIN g USING (trace_id) "
-        "WHERE g.gkey IN (SELECT gkey FROM t) ORDER BY g.gkey, f.file_id, f.pos",
-        params={"run": r.run},
-    )
-    if res is None:
-        return 0
-    traces = 0
-    for t in r.workers.map(chunks.events, chunks.trace_chunks(res.to_arrow_reader(batch_rows))):
-        traces += t.traces
-        r.events.add_batch(t.events)
-        r.decisions.add_batch(t.decisions)
-    cur.close()
+    try:
+        res = cur.sql(
+            f"{touched} SELECT g.gkey, {cols} FROM span_facts f JOIN g USING (trace_id) "
+            f"LEFT JOIN {attach.VIEW} lf ON lf.trace_id = f.trace_id AND lf.span_id = f.span_id "
+            "WHERE g.gkey IN (SELECT gkey FROM t) ORDER BY g.gkey, f.file_id, f.pos",
+            params=params,
+        )
+        traces = 0
+        if res is not None:
+            batches = chunks.trace_chunks(res.to_arrow_reader(batch_rows))
+            for t in r.workers.map(chunks.events, batches):
+                traces += t.traces
+                r.events.add_batch(t.events)
+                r.decisions.add_batch(t.decisions)
+                if t.counts is not None:
+                    r.traces.add_batch(t.counts)
+    finally:
+        cur.close()
+        con.execute(f"DROP TABLE IF EXISTS {attach.VIEW}")
     return traces
 
 
@@ -264,7 +284,16 @@ def ingest(
         raise ValueError("group_by must be 'trace' or 'conversation'")
     bufs = {
         t: Buffer(store, t, batch_rows)
-        for t in ("spans", "span_facts", "events", "decisions", "skipped", "files")
+        for t in (
+            "spans",
+            "span_facts",
+            "events",
+            "decisions",
+            "skipped",
+            "files",
+            "span_logs",
+            "traces",
+        )
     }
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
@@ -285,6 +314,8 @@ def _ingest(
         bufs["decisions"],
         bufs["skipped"],
         bufs["files"],
+        bufs["span_logs"],
+        bufs["traces"],
         workers,
     )
     for path in walk(paths):

@@ -87,6 +87,24 @@ FACTS_SCHEMA = pa.schema(
     [(k, _FACT_TYPES.get(k, pa.string())) for k in ROW_FIELDS] + [("run", pa.int64())]
 )
 
+LOGS_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("span_id", pa.string()),
+        ("event_name", pa.string()),
+        ("time_ns", pa.int64()),
+        ("body", pa.string()),  # compact JSON of the log body
+        ("attributes", pa.string()),  # compact JSON of the log attributes
+        ("file_id", pa.int64()),
+        ("record", pa.int64()),
+        ("pos", pa.int64()),
+        ("run", pa.int64()),
+    ]
+)
+"""GenAI log records (``otlp_logs``), attached to their spans when events are computed."""
+TRACES_SCHEMA = pa.schema([("trace_id", pa.string()), ("events", pa.int64())])
+"""Every trace read, with its event count: a trace with no events is still a trace."""
+
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN"}
 _JSON_COLUMNS = {("spans", "attributes"), ("spans", "resource")}
 TABLES = {
@@ -96,6 +114,8 @@ TABLES = {
     "events": EVENT_SCHEMA,
     "decisions": DECISIONS_SCHEMA,
     "span_facts": FACTS_SCHEMA,
+    "span_logs": LOGS_SCHEMA,
+    "traces": TRACES_SCHEMA,
 }
 
 
@@ -164,8 +184,11 @@ class Store:
         return int(row[0]) if row else 1
 
     def next_run(self) -> int:
-        """The next unused ingest run number (``span_facts.run``)."""
-        row = self._first("SELECT coalesce(max(run), 0) + 1 FROM span_facts")
+        """The next unused ingest run number (``span_facts.run``, ``span_logs.run``)."""
+        row = self._first(
+            "SELECT greatest((SELECT coalesce(max(run), 0) FROM span_facts), "
+            "(SELECT coalesce(max(run), 0) FROM span_logs)) + 1"
+        )
         return int(row[0]) if row else 1
 
     def count(self, table: str) -> int:

@@ -13,7 +13,15 @@ Everything that needs the span tree happens here, once per trace:
 - delegation: an agent-scope span whose nearest agent ancestor is another agent
   → ``delegation`` (agent = parent agent, target = this agent) at the span start;
 - inferred tool calls: only in a trace without any tool span, from the LLM
-  output's requested calls, placed right after that LLM's response;
+  output's requested calls, placed right after that LLM's response; the result
+  is the tool message with that call id in a later LLM input, when recorded;
+- unrecorded tool calls (SEMANTICS.md §5): an LLM response that says it called
+  tools (finish reason, requested or nameless calls) and is followed by no tool
+  call of its agent before that agent's next LLM request gets one tool call with
+  no tool, args or result right after it (inferred);
+- a tool span's bare argument value (OpenInference, one-parameter tool) is named
+  after the one-key args of the requesting call with the same tool call id;
+  otherwise its args stay missing;
 - a span id seen twice in one trace (re-exported span) gives events once (first copy);
   a span whose parent is absent (or in a cycle) is a root.
 """
@@ -64,6 +72,8 @@ PROMPT, SYSTEM, TIN, TOUT, TTOTAL, CONV, REQUESTED = (
 CONTRACT, RESULT, MESSAGE, ETYPE = (
     _I[k] for k in ("contract_id", "result", "message", "event_type")
 )
+CALL_ID, BARE, WANTS, RESULTS = (_I[k] for k in ("call_id", "bare", "wants_tools", "results"))
+_NAMELESS = ("tool_call", None, None, None, None, None, None, None, None, None)
 
 EventRow = tuple
 """A row of the ``events`` table in ``EVENT_SCHEMA`` column order."""
@@ -108,6 +118,58 @@ def _topo_parents(parent: list[int], rank: list[int]) -> list[int]:
     return [p if p >= 0 and rank[p] < rank[i] else -1 for i, p in enumerate(parent)]
 
 
+def _calls_and_results(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Requested calls (id → args) and recorded tool results (id → text) of a trace."""
+    calls: dict[str, Any] = {}
+    results: dict[str, str] = {}
+    for r in rows:
+        if r[ROLE] != "llm":
+            continue
+        if r[REQUESTED] is not None:
+            for _, args, cid in parse(r[REQUESTED]):
+                if cid is not None:
+                    calls.setdefault(cid, args)
+        if r[RESULTS] is not None:
+            for cid, text in parse(r[RESULTS]).items():
+                results.setdefault(cid, text)
+    return calls, results
+
+
+def _named(bare: str, cid: str | None, calls: dict[str, Any]) -> str | None:
+    """A bare argument named after the one-key args of the requesting call, else None."""
+    args = calls.get(cid) if cid is not None else None
+    if isinstance(args, dict) and len(args) == 1:
+        (key,) = args
+        return dumps({key: parse(bare)})
+    return None
+
+
+def _unrecorded(staged: list[tuple[Any, tuple]], wants: set[int]) -> list[tuple[Any, tuple]]:
+    """``staged`` (sorted) with a nameless tool call after each response in ``wants``
+    that no tool call of its agent follows before that agent's next LLM request."""
+    if not wants:
+        return staged
+    out: list[tuple[Any, tuple]] = []
+    for k, item in enumerate(staged):
+        out.append(item)
+        if k not in wants:
+            continue
+        e = item[1]
+        agent = e[14]
+        followed = False
+        for _, later in staged[k + 1 :]:
+            if later[14] != agent:
+                continue
+            if later[0] == "tool_call":
+                followed = True
+                break
+            if later[0] == "llm_request":
+                break
+        if not followed:
+            out.append((item[0], (*_NAMELESS, e[10], None, True, *e[13:])))
+    return out
+
+
 def trace_events(
     key: str,
     rows: Sequence[Sequence[Any]],
@@ -124,7 +186,9 @@ def trace_events(
     turn = [-1] * n
     trace_conv = next((r[CONV] for r in rows if r[CONV] is not None), None)
     has_tools = any(r[ROLE] in ("tool", "turn") for r in rows)
+    calls, results = _calls_and_results(rows)
     staged: list[tuple[tuple[int, int, int], tuple]] = []
+    wanting: list[tuple] = []
     checks: list[int] = []
     kids: dict[int, list[int]] = {}
     for i in order:
@@ -148,7 +212,10 @@ def trace_events(
         base = (r[SPAN], agent, c, r[CONVENTION], r[FILE], r[REC])
         if role == "tool" or role == "turn":
             et = r[ETYPE] if role == "turn" and r[ETYPE] in EVENT_TYPES else "tool_call"
-            ev = (et, r[TOOL], r[ARGS], r[CONTENT], None, None, None, None, None, None)
+            args = r[ARGS]
+            if args is None and r[BARE] is not None:
+                args = _named(r[BARE], r[CALL_ID], calls)
+            ev = (et, r[TOOL], args, r[CONTENT], None, None, None, None, None, None)
             staged.append(((start, rank[i], 0), (*ev, start, dur, False, *base)))
         elif role == "llm":
             req = ("llm_request", None, None, None, r[PROMPT], r[SYSTEM], None, None, None, None)
@@ -165,18 +232,26 @@ def trace_events(
                 r[TTOTAL],
                 None,
             )
-            staged.append(((end, rank[i], 1), (*resp, end, dur, False, *base)))
-            if not has_tools and r[REQUESTED] is not None:
-                for name, args in parse(r[REQUESTED]):
+            item = ((end, rank[i], 1), (*resp, end, dur, False, *base))
+            staged.append(item)
+            inferred = not has_tools and r[REQUESTED] is not None
+            if inferred:
+                for name, args, cid in parse(r[REQUESTED]):
                     a = None if args is None else dumps(args)
-                    call = ("tool_call", name, a, None, None, None, None, None, None, None)
+                    res = results.get(cid) if cid is not None else None
+                    call = ("tool_call", name, a, res, None, None, None, None, None, None)
                     staged.append(((end, rank[i], 2), (*call, end, None, True, *base)))
+            elif r[WANTS] is not None or r[REQUESTED] is not None:
+                wanting.append(item[1])
         elif role == "agent" and r[AGENT] is not None and up is not None and up != r[AGENT]:
             dl = ("delegation", None, None, None, None, None, None, None, None, r[AGENT])
             staged.append(((start, rank[i], 0), (*dl, start, dur, False, r[SPAN], up, *base[2:])))
         elif role == "check":
             checks.append(i)
     staged.sort(key=lambda t: t[0])
+    if wanting:
+        ids = {id(e) for e in wanting}
+        staged = _unrecorded(staged, {k for k, (_, e) in enumerate(staged) if id(e) in ids})
     for seq, (_, e) in enumerate(staged):
         (et, tool, args, content, prompt, system, tin, tout, ttot, target) = e[:10]
         start, dur, inferred, span, agent, c, convention, fid, rec = e[10:]

@@ -119,4 +119,5 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
             continue
         tid = _meta(md, "trace_id", "run_id", "id") or f"{trace_id}:{no}"
         out.traces.append(run_events(msgs, md, tid, file_id, no))
+        out.trace_ids.append(tid)
     return out

@@ -239,7 +239,12 @@ def test_directory_sorted_and_logs_skipped(tmp_path: Path) -> None:
     names = [Path(f["path"]).name for f in fs]
     assert names == ["a.jsonl", "logs.json", "metrics.json", "z.pb"]
     sk = rows(store, "SELECT file_id, record, reason FROM skipped ORDER BY file_id")
-    assert [r["reason"] for r in sk] == ["OTLP logs, not traces", "OTLP metrics, not traces"]
+    # each line is routed by its own signal: a logs request without GenAI log records
+    # and a metrics request are skipped records (line 1), with the reason
+    assert [(r["record"], r["reason"]) for r in sk] == [
+        (1, "OTLP logs with no log records"),
+        (1, "OTLP metrics, not traces"),
+    ]
     assert s.spans == 4 + 6
 
 

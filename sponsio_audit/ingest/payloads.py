@@ -1,0 +1,117 @@
+"""What real instrumentations put inside attribute values (CONVENTIONS.md, measured).
+
+- a LangChain ``ToolMessage`` result, serialised as ``{"type": "tool", "data":
+  {...}}`` (OpenInference) or ``{"lc": 1, "type": "constructor", "id": [...,
+  "ToolMessage"], "kwargs": {...}}`` (OpenLLMetry, under ``{"output": …,
+  "kwargs": …}``), is its ``content``, and carries the ``tool_call_id``;
+- OpenLLMetry LangChain's tool arguments are the callback payload
+  ``{"input_str", "tags", "metadata", "inputs", "kwargs"}``: the args are ``inputs``;
+- an OpenInference TOOL span's ``input.value`` is the JSON args, or for a
+  one-parameter tool the bare value (named by a one-property ``tool.parameters``
+  schema when there is one);
+- finish reasons saying the model called tools, in every convention's key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import messages as m
+from .values import as_text, dumps, loads_maybe
+
+TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
+"""Finish reasons that say the model asked for tools."""
+
+
+def finish_says_tools(attrs: dict[str, Any]) -> bool:
+    """A recorded finish reason (any convention) says the model called tools."""
+    for key in ("gen_ai.response.finish_reasons", "llm.finish_reason"):
+        v = attrs.get(key)
+        if isinstance(v, str):
+            v = loads_maybe(v)
+        vals = v if isinstance(v, list) else [v]
+        if any(isinstance(x, str) and x in TOOL_FINISH for x in vals):
+            return True
+    v = attrs.get("gen_ai.completion.0.finish_reason")
+    return isinstance(v, str) and v in TOOL_FINISH
+
+
+def tool_message(v: Any) -> tuple[str, str | None] | None:
+    """(content, tool_call_id) of a serialised LangChain ``ToolMessage``, else None."""
+    if isinstance(v, str):
+        if not v.startswith("{"):
+            return None
+        v = loads_maybe(v)
+    if not isinstance(v, dict):
+        return None
+    if "output" in v and set(v) <= {"output", "kwargs"}:  # OpenLLMetry's callback result
+        return tool_message(v["output"])
+    data: Any = None
+    if v.get("type") == "tool" and isinstance(v.get("data"), dict):
+        data = v["data"]
+    elif v.get("lc") == 1 and isinstance(v.get("id"), list) and v["id"][-1:] == ["ToolMessage"]:
+        data = v.get("kwargs")
+    if not isinstance(data, dict) or "content" not in data:
+        return None
+    cid = data.get("tool_call_id")
+    content = data["content"]
+    text = content if isinstance(content, str) else "\n".join(m._content_pieces(content))
+    return text, cid if isinstance(cid, str) else None
+
+
+def tool_result(v: Any) -> tuple[str | None, str | None]:
+    """A tool span's result as text, and the call id when it is a ``ToolMessage``."""
+    tm = tool_message(v)
+    if tm is not None:
+        return tm
+    return as_text(v), None
+
+
+def callback_args(v: Any) -> tuple[str | None, str | None] | None:
+    """OpenLLMetry LangChain's callback payload → (args = ``inputs``, tool call id)."""
+    if isinstance(v, str):
+        if not v.startswith("{"):
+            return None
+        v = loads_maybe(v)
+    if not isinstance(v, dict) or "input_str" not in v or "inputs" not in v:
+        return None
+    kw = v.get("kwargs")
+    cid = kw.get("tool_call_id") if isinstance(kw, dict) else None
+    inputs = v["inputs"]
+    args = dumps(inputs) if isinstance(inputs, dict) else None
+    return args, cid if isinstance(cid, str) else None
+
+
+def _one_param(schema: Any) -> str | None:
+    """The parameter name of a one-property JSON schema (``tool.parameters``), else None."""
+    if isinstance(schema, str):
+        schema = loads_maybe(schema)
+    if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+        schema = schema["parameters"]
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(props, dict) and len(props) == 1:
+        (name,) = props
+        return name if isinstance(name, str) else None
+    return None
+
+
+def openinference_args(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(args, bare) of an OpenInference TOOL span's ``input.value``.
+
+    A JSON object is the args; any other value (a one-parameter tool's bare
+    argument) is named by a one-property ``tool.parameters`` schema, else the
+    args are missing and the value is kept as ``bare`` (named per trace).
+    """
+    if "input.value" not in attrs:
+        return None, None
+    v = attrs["input.value"]
+    if isinstance(v, str):
+        v = loads_maybe(v)
+    if isinstance(v, dict):
+        return dumps(v), None
+    if v is None:
+        return None, None
+    param = _one_param(attrs.get("tool.parameters"))
+    if param is not None:
+        return dumps({param: v}), None
+    return None, dumps(v)
