@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import messages as m
-from .payloads import callback_args, finish_says_tools, openinference_args, tool_result
+from .payloads import callback_args, finish, openinference_args, tool_result
 from .values import as_args, as_text, dumps, loads_maybe
 
 FACT_FIELDS = (
@@ -50,7 +50,7 @@ FACT_FIELDS = (
     "event_type",
     "call_id",  # tool call id of a tool span (to match the requesting LLM call)
     "bare",  # JSON of a bare, unnamed tool argument value (args then None)
-    "wants_tools",  # "1" when the LLM response says it called tools (finish reason, nameless calls)
+    "wants_tools",  # "1" the LLM response says it called tools, "0" it did not, None: unrecorded
     "results",  # JSON {call id: result text} of tool results in the LLM input
 )
 
@@ -152,7 +152,7 @@ def _llm(
     tout: Any,
     total: Any,
     c: Any,
-    wants: bool = False,
+    wants: str | None = None,
 ) -> tuple:
     ti, to = _int(tin), _int(tout)
     prompt = system = results = None
@@ -166,7 +166,8 @@ def _llm(
     if out is not None:
         content = m.output_text(out)
         requested = _requested(m.output_calls(out))
-        wants = wants or m.unnamed_calls(out) > 0
+        if m.unnamed_calls(out):
+            wants = "1"
     return (
         "llm",
         conv,
@@ -188,7 +189,7 @@ def _llm(
         None,
         None,
         None,
-        "1" if wants else None,
+        wants,
         results,
     )
 
@@ -261,7 +262,7 @@ def _genai(name: str, attrs: dict[str, Any], op: Any, c: str | None) -> tuple | 
             tout,
             total,
             c,
-            finish_says_tools(attrs),
+            finish(attrs),
         )
     if op is None and ("gen_ai.prompt" in attrs or "gen_ai.completion" in attrs):
         return _genai(name, attrs, "chat", c)
@@ -276,7 +277,7 @@ def _openllmetry_llm(attrs: dict[str, Any], agent: Any, c: str | None) -> tuple:
     tin = attrs.get("gen_ai.usage.prompt_tokens", attrs.get("gen_ai.usage.input_tokens"))
     tout = attrs.get("gen_ai.usage.completion_tokens", attrs.get("gen_ai.usage.output_tokens"))
     total = attrs.get("llm.usage.total_tokens")
-    return _llm("openllmetry", agent, inp, None, out, tin, tout, total, c, finish_says_tools(attrs))
+    return _llm("openllmetry", agent, inp, None, out, tin, tout, total, c, finish(attrs))
 
 
 def _traceloop_args(v: Any) -> str | None:
@@ -332,7 +333,7 @@ def _openinference(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -
             attrs.get("llm.token_count.completion"),
             attrs.get("llm.token_count.total"),
             c,
-            finish_says_tools(attrs),
+            finish(attrs),
         )
     if kind == "AGENT":
         return _agent("openinference", agent or attrs.get("agent.name") or name, c)

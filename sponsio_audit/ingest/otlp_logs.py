@@ -183,6 +183,7 @@ def log_facts(name: str, rows: list[tuple[str, str, str]]) -> tuple:
         f[_PROMPT] = f[_SYSTEM] = f[_RESULTS] = None
     if not seen_out:
         f[_CONTENT] = None
-    if any(r in TOOL_FINISH for r in attrs.get("gen_ai.response.finish_reasons", ())):
-        f[_WANTS] = "1"
+    reasons = attrs.get("gen_ai.response.finish_reasons", ())
+    if reasons:
+        f[_WANTS] = "1" if any(r in TOOL_FINISH for r in reasons) else "0"
     return tuple(f)

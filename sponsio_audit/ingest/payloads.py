@@ -23,17 +23,24 @@ TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"}
 """Finish reasons that say the model asked for tools."""
 
 
-def finish_says_tools(attrs: dict[str, Any]) -> bool:
-    """A recorded finish reason (any convention) says the model called tools."""
+def finish(attrs: dict[str, Any]) -> str | None:
+    """What the recorded finish reasons (any convention) say: "1" the model called tools,
+    "0" it did not, None when no finish reason was recorded."""
+    seen = False
     for key in ("gen_ai.response.finish_reasons", "llm.finish_reason"):
         v = attrs.get(key)
         if isinstance(v, str):
             v = loads_maybe(v)
         vals = v if isinstance(v, list) else [v]
-        if any(isinstance(x, str) and x in TOOL_FINISH for x in vals):
-            return True
+        for x in vals:
+            if isinstance(x, str):
+                if x in TOOL_FINISH:
+                    return "1"
+                seen = True
     v = attrs.get("gen_ai.completion.0.finish_reason")
-    return isinstance(v, str) and v in TOOL_FINISH
+    if isinstance(v, str):
+        return "1" if v in TOOL_FINISH else "0"
+    return "0" if seen else None
 
 
 def tool_message(v: Any) -> tuple[str, str | None] | None:

@@ -16,9 +16,10 @@ Everything that needs the span tree happens here, once per trace:
   output's requested calls, placed right after that LLM's response; the result
   is the tool message with that call id in a later LLM input, when recorded;
 - unrecorded tool calls (SEMANTICS.md §5): an LLM response that says it called
-  tools (finish reason, requested or nameless calls) and is followed by no tool
-  call of its agent before that agent's next LLM request gets one tool call with
-  no tool, args or result right after it (inferred);
+  tools (finish reason, requested or nameless calls), or in a trace without tool
+  spans records neither its output nor a finish reason, and is followed by no
+  tool call of its agent before that agent's next LLM request gets one tool call
+  with no tool, args or result right after it (inferred);
 - a tool span's bare argument value (OpenInference, one-parameter tool) is named
   after the one-key args of the requesting call with the same tool call id;
   otherwise its args stay missing;
@@ -144,6 +145,13 @@ def _named(bare: str, cid: str | None, calls: dict[str, Any]) -> str | None:
     return None
 
 
+def _silent(r: Sequence[Any], has_tools: bool) -> bool:
+    """An LLM response that recorded neither its output nor a finish reason, in a trace
+    with no tool span: it may have called tools (the official OpenAI instrumentation's
+    streamed spans without their log records), so it counts as one that did."""
+    return not has_tools and r[WANTS] is None and r[CONTENT] is None
+
+
 def _unrecorded(staged: list[tuple[Any, tuple]], wants: set[int]) -> list[tuple[Any, tuple]]:
     """``staged`` (sorted) with a nameless tool call after each response in ``wants``
     that no tool call of its agent follows before that agent's next LLM request."""
@@ -241,7 +249,7 @@ def trace_events(
                     res = results.get(cid) if cid is not None else None
                     call = ("tool_call", name, a, res, None, None, None, None, None, None)
                     staged.append(((end, rank[i], 2), (*call, end, None, True, *base)))
-            elif r[WANTS] is not None or r[REQUESTED] is not None:
+            elif r[WANTS] == "1" or r[REQUESTED] is not None or _silent(r, has_tools):
                 wanting.append(item[1])
         elif role == "agent" and r[AGENT] is not None and up is not None and up != r[AGENT]:
             dl = ("delegation", None, None, None, None, None, None, None, None, r[AGENT])
