@@ -12,6 +12,10 @@ events keep message order (``start_ns`` None). For every assistant message:
   JSON string or an object), content = the ``role: tool`` message with that
   ``tool_call_id`` (None when no result was recorded).
 
+Tool calls on a message of another participant (a user simulator's
+``tool_calls`` on ``role: user``) are that participant's tool calls: the same
+``tool_call`` events, agent = the message's ``name``, else its role.
+
 Run metadata: trace id from ``trace_id``/``run_id``/``id`` (else ``<file>:<record>``),
 agent from ``agent``/``agent_id``/``agent_name`` (else None), conversation from
 ``conversation_id``/``session_id``.
@@ -61,6 +65,9 @@ def run_events(msgs_raw: list[Any], md: Any, trace_id: str, file_id: int, no: in
     out: list[Event] = []
     for i, (x, msg) in enumerate(zip(raw, msgs, strict=True)):
         if msg.role != "assistant":
+            if msg.calls and msg.role not in ("tool", "system", "developer"):
+                who = as_text(cap(x.get("name"))) or msg.role or None
+                out.extend(_calls(msg, results, {**base, "agent": who}))
             continue
         before = msgs[:i]
         out.append(
@@ -88,18 +95,23 @@ def run_events(msgs_raw: list[Any], md: Any, trace_id: str, file_id: int, no: in
                 **base,
             )
         )
-        for c in msg.calls:
-            out.append(
-                Event(
-                    type="tool_call",
-                    tool=c.name,
-                    args=as_args(c.arguments),
-                    content=results.get(c.id) if c.id is not None else None,
-                    span_id=c.id,
-                    **base,
-                )
-            )
+        out.extend(_calls(msg, results, base))
     return out
+
+
+def _calls(msg: m.Msg, results: dict[str, str], base: dict[str, Any]) -> list[Event]:
+    """The tool calls of one message, each with its ``role: tool`` result when recorded."""
+    return [
+        Event(
+            type="tool_call",
+            tool=c.name,
+            args=as_args(c.arguments),
+            content=results.get(c.id) if c.id is not None else None,
+            span_id=c.id,
+            **base,
+        )
+        for c in msg.calls
+    ]
 
 
 def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parsed:
