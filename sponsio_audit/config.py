@@ -27,8 +27,9 @@ from sponsio_audit.config_yaml import (
     resolve_include,
     substitute_agent,
 )
-from sponsio_audit.ltl.contract import SEVERITIES, STRATEGIES, Clause, Contract, Strategy, derive_id
+from sponsio_audit.ltl.contract import Clause, Contract, Strategy, derive_id
 from sponsio_audit.ltl.patterns import build, lookup
+from sponsio_audit.vocab import SEVERITIES, STRATEGIES
 
 __all__ = [
     "AgentConfig",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .online import Grounder, Value, ground_events
+from sponsio_audit.atoms.online import Grounder, Value, ground_events
 
 __all__ = ["Column", "Grounder", "Grounding", "Value", "ground_columns", "ground_events"]
 
@@ -19,7 +19,7 @@ _COLUMNAR = ("Column", "Grounding", "ground_columns")
 
 def __getattr__(name: str) -> Any:
     if name in _COLUMNAR:
-        from . import columnar
+        from sponsio_audit.atoms import columnar
 
         return getattr(columnar, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,14 +28,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ltl.ast import Atom
-from . import arg_fields, fields, paths, scans
-from .columns import Column, Columns, bool_column, num_column, to_numpy
-from .fields import normalise_tool
-from .online import Permissions, perm_set
-from .registry import canonical_name, lookup
-from .scans import trace_starts
-from .state_columns import STATE_ATOMS
+from sponsio_audit.atoms import arg_fields, fields, paths, scans
+from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column, to_numpy
+from sponsio_audit.atoms.fields import normalise_tool
+from sponsio_audit.atoms.online import Permissions, perm_set
+from sponsio_audit.atoms.registry import canonical_name, lookup
+from sponsio_audit.atoms.scans import trace_starts
+from sponsio_audit.atoms.state_columns import STATE_ATOMS
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.regexes import compile_regex
 
 __all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_starts"]
 
@@ -115,7 +116,7 @@ def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) 
 
 @_atom
 def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
-    fields.compile_regex(str(regex))
+    compile_regex(str(regex))
     return _on_field(g, t, f, lambda text: pc.match_substring_regex(text, str(regex)))
 
 

@@ -21,8 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import fields, scans
-from .online import Permissions
+from sponsio_audit.atoms import fields, scans
+from sponsio_audit.atoms.online import Permissions
+from sponsio_audit.regexes import compile_regex
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,7 @@ class Columns:
 
         The regex runs once per distinct value.
         """
-        fields.compile_regex(regex)  # a configuration error, reported the same way as online
+        compile_regex(regex)  # a configuration error, reported the same way as online
 
         def make() -> np.ndarray:
             d = self.distinct(name, rows, rows_key)

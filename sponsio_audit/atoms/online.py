@@ -38,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from ..event import Event, args_text
-from ..ltl.ast import Atom
-from . import fields, paths
-from .journal import Journal
-from .registry import canonical_name, lookup
+from sponsio_audit.atoms import fields, paths
+from sponsio_audit.atoms.journal import Journal
+from sponsio_audit.atoms.registry import canonical_name, lookup
+from sponsio_audit.event import Event, args_text
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.regexes import compile_regex
 
 Value = Union[bool, int, float, None]
 """An atom's value at one position; None is unknown."""
@@ -165,13 +166,13 @@ class Grounder(Journal):
         return fn
 
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
         return self._on_args(t, lambda ev: rx.search(ev.text) is not None)
 
     _b_called_with = _b_arg_has
 
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def then(ev: _Ev) -> bool:
             v = fields.field_value(ev.e.args, str(f))
@@ -194,7 +195,7 @@ class Grounder(Journal):
 
     def _b_output_has(self, atom: Atom, t: str, regex: str) -> Eval:
         key = fields.tool_key(str(t))
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if not ev.calls(key):
@@ -226,7 +227,7 @@ class Grounder(Journal):
         return lambda ev: s != d and s in self.carries(d)
 
     def _text_atom(self, kind: str, regex: str, attr: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if ev.e.type != kind:
@@ -286,7 +287,7 @@ class Grounder(Journal):
 
     def _b_count_with(self, atom: Atom, t: str, regex: str) -> Eval:
         key = fields.tool_key(str(t))
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if ev.calls(key):
@@ -331,7 +332,7 @@ class Grounder(Journal):
         return self._ctx_atom(str(k), lambda cur: cur == want)
 
     def _b_ctx_matches(self, atom: Atom, k: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
         return self._ctx_atom(str(k), lambda cur: rx.search(cur) is not None)
 
     def _b_delegation_depth(self, atom: Atom) -> Eval:

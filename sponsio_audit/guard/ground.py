@@ -28,12 +28,11 @@ from sponsio_audit.atoms import fields, paths
 from sponsio_audit.atoms.online import Grounder, Permissions
 from sponsio_audit.atoms.registry import TOOL, canonical_name, lookup
 from sponsio_audit.event import Event, args_text
+from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
-
-from .past import Compiler
+from sponsio_audit.regexes import compile_regex, is_literal
 
 _U: Any = object()  # the args text is not built yet
-_META = frozenset("\\.^$|?*+()[]{}")  # a pattern without these is a literal
 Key = tuple[bool, str]  # fields.tool_key
 _STATE = frozenset({"count", "consecutive_count", "count_with", "arg_length", "arg_numeric"})
 _KINDS = {
@@ -123,11 +122,11 @@ class Grounding:
     def _search(self, pattern: Any, subject: str) -> str:
         """Code testing whether RE2 ``pattern`` matches somewhere in ``subject``: a plain
         substring / prefix / suffix / equality test when the pattern is a literal."""
-        rx = fields.compile_regex(str(pattern))  # validates it
+        rx = compile_regex(str(pattern))  # validates it
         body = str(pattern)
         start, end = body.startswith("^"), body.endswith("$") and not body.endswith("\\$")
         body = body[int(start) : len(body) - int(end)]
-        if body and not any(ch in _META for ch in body):
+        if is_literal(body):
             if start and end:
                 return f"{subject} == {body!r}"
             if start:

@@ -40,18 +40,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sponsio_audit.guard import session_log as sl
+from sponsio_audit.guard import spans as sp
+from sponsio_audit.guard.bank import Bank
+from sponsio_audit.guard.ground import ToolGrounder
+from sponsio_audit.guard.otlp_export import OtlpHttpExporter
+from sponsio_audit.guard.runtime import ContractRun, is_plain, unsupported
+from sponsio_audit.guard.strategies import Decision, Escalate, Violation, decide, outcome
+from sponsio_audit.guard.support import contract_checks, load, redact, result_text
+from sponsio_audit.guard.wrap import guarded as _guarded
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.reference import Check
-
-from . import session_log as sl
-from . import spans as sp
-from .bank import Bank
-from .ground import ToolGrounder
-from .otlp_export import OtlpHttpExporter
-from .runtime import ContractRun, is_plain, unsupported
-from .strategies import Decision, Escalate, Violation, decide, outcome
-from .support import contract_checks, load, redact, result_text
-from .wrap import guarded as _guarded
 
 _OUTPUT_ATOMS = frozenset({"output_has", "latency_exceeds"})
 _time_ns = time.time_ns

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import (
     Always,
     Bool,
@@ -42,8 +43,6 @@ from sponsio_audit.ltl.ast import (
     is_future_free,
 )
 from sponsio_audit.ltl.reference import Check, K
-
-from .past import Compiler
 
 Shape = tuple[Formula, Formula, int, int]
 """(escape e, q, lo, hi) of ``G(e ∨ F[lo,hi] q)``; hi < 0 for ``F q``."""

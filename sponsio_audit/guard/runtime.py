@@ -37,14 +37,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sponsio_audit.guard.bank import Bank, fusable, is_safety
+from sponsio_audit.guard.past import PastFormula
 from sponsio_audit.ltl.ast import And, Formula, is_future_free
 from sponsio_audit.ltl.contract import Clause, Contract
 from sponsio_audit.ltl.monitor import Monitor
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.ltl.reference import Check
-
-from .bank import Bank, fusable, is_safety
-from .past import PastFormula
 
 __all__ = ["ClauseRun", "ContractRun", "is_plain", "is_safety", "unsupported"]
 

@@ -34,7 +34,8 @@ from sponsio_audit.ltl.columnar import (
 from sponsio_audit.ltl.columnar_ops import IntArray, Segments
 from sponsio_audit.ltl.columnar_table import VERDICT_SCHEMA, result_table, results_table
 from sponsio_audit.ltl.columnar_views import View
-from sponsio_audit.ltl.contract import KINDS, VERDICTS, Contract, Verdict
+from sponsio_audit.ltl.contract import Contract, Verdict
+from sponsio_audit.vocab import KINDS, VERDICTS
 
 __all__ = [
     "VERDICT_SCHEMA",

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from sponsio_audit.ltl.columnar_ops import IntArray
 from sponsio_audit.ltl.columnar_views import View
-from sponsio_audit.ltl.contract import KINDS, VERDICTS
+from sponsio_audit.vocab import KINDS, VERDICTS
 
 if TYPE_CHECKING:
     from sponsio_audit.ltl.columnar_contracts import ContractResult

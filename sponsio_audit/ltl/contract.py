@@ -26,11 +26,6 @@ from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import And, Formula, atoms
 from sponsio_audit.ltl.parse import show
 
-SEVERITIES = ("high", "medium", "low")
-STRATEGIES = ("block", "escalate", "warn", "redirect")
-VERDICTS = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
-KINDS = ("guarantee", "liveness", "assumption")
-
 
 @dataclass(frozen=True)
 class Clause:

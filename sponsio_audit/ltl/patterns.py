@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
-
-import re2
 
 from sponsio_audit.ltl.ast import (
     FALSE,
@@ -41,58 +38,10 @@ from sponsio_audit.ltl.ast import (
     Yesterday,
 )
 from sponsio_audit.ltl.contract import Clause, Strategy
+from sponsio_audit.regexes import RegexError, compile_regex
 
 LOOKAROUND_SKIP = "regex uses lookaround, which RE2 cannot run"
 JUDGE_SKIP = "needs an LLM judge"
-
-# ---------------------------------------------------------------- regexes
-
-
-class RegexError(ValueError):
-    """A regex RE2 rejects; ``lookaround`` is True when the only cause is PCRE lookaround or
-    a backreference (loaded as a skipped clause, not an error)."""
-
-    def __init__(self, regex: str, reason: str, lookaround: bool) -> None:
-        self.regex = regex
-        self.reason = reason
-        self.lookaround = lookaround
-        super().__init__(f"invalid RE2 regex {regex!r}: {reason}")
-
-
-_LOOKAROUND_OPS = ("(?=", "(?!", "(?<=", "(?<!")
-
-
-def _is_lookaround(regex: str, reason: str) -> bool:
-    if reason.startswith("invalid perl operator: "):
-        op = reason.removeprefix("invalid perl operator: ")
-        if op in _LOOKAROUND_OPS:
-            return True
-        return op == "(?P" and "(?P=" in regex  # named backreference
-    if reason.startswith("invalid escape sequence: \\"):
-        esc = reason.removeprefix("invalid escape sequence: \\")
-        return esc.isdigit() and esc != "0"
-    return False
-
-
-def compile_regex(regex: str) -> Any:
-    """Compile ``regex`` with RE2 (quietly); raise ``RegexError`` saying why it fails."""
-    opts = re2.Options()
-    opts.log_errors = False
-    try:
-        return re2.compile(regex, opts)
-    except re2.error as e:
-        raw = e.args[0] if e.args else str(e)
-        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        raise RegexError(regex, reason, _is_lookaround(regex, reason)) from None
-
-
-_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
-
-
-def literal(text: str) -> str:
-    """``text`` as an RE2 regex that matches it literally (metacharacters escaped)."""
-    return _META.sub(r"\\\1", text)
-
 
 # ---------------------------------------------------------------- parameters
 

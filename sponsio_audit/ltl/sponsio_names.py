@@ -36,9 +36,9 @@ from sponsio_audit.ltl.patterns import (
     conj,
     disj,
     le,
-    literal,
     when_called,
 )
+from sponsio_audit.regexes import literal
 
 _CORE = {s.name: s for s in CORE}
 
