@@ -21,8 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.atoms import fields, scans
+from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.online import Permissions
+from sponsio_audit.ltl.columnar.segments import Segments
 from sponsio_audit.regexes import compile_regex
 
 
@@ -126,23 +127,12 @@ class Columns:
         self.n = table.num_rows
         self.permissions = permissions
         self._cache: dict[Hashable, Any] = {}
-        ids = table.column("trace_id")
-        flags = np.ones(self.n, dtype=bool)
-        if self.n > 1:
-            new = pc.not_equal(ids.slice(1), ids.slice(0, self.n - 1))
-            flags[1:] = bool_values(pc.fill_null(new, True).combine_chunks())
-        self._flags = flags
-        self.start = scans.starts_from_flags(flags)
+        self.segments = Segments.of_ids(table.column("trace_id"))
+        self.start = self.segments.start
 
     def trace_number(self) -> tuple[np.ndarray, int]:
-        """Trace number of every row and the number of traces (``columnar_views.trace_index``)."""
-
-        def make() -> tuple[np.ndarray, int]:
-            number = np.cumsum(self._flags, dtype=np.int64)
-            number -= 1
-            return number, int(number[-1]) + 1 if self.n else 0
-
-        return self.cached("trace number", make)
+        """Trace number of every row and the number of traces (``Segments.seg``)."""
+        return self.segments.seg, self.segments.n_segments
 
     def equal_mask(self, column: str, value: str) -> np.ndarray:
         """Rows where string ``column`` equals ``value`` (null rows: False)."""

@@ -40,6 +40,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sponsio_audit.atoms.registry import TOOL
+from sponsio_audit.atoms.view import applies_to
 from sponsio_audit.guard import session_log as sl
 from sponsio_audit.guard import spans as sp
 from sponsio_audit.guard.bank import Bank
@@ -84,7 +86,7 @@ class Guard:
         self.skipped: list[tuple[str, str]] = []
         applicable: list[Contract] = []
         for c in loaded:
-            if c.agent not in (agent_id, "*") or "tool_call" not in c.view_types():
+            if not applies_to(c, agent_id, TOOL):
                 continue
             why = unsupported(c)
             if why is not None:

@@ -272,6 +272,18 @@ class Check:
     offending: tuple[int, ...] = ()
     opened: int | None = None
 
+    def shifted(self, k: int) -> Check:
+        """This check with every position moved by ``k`` (a suffix's positions in its trace)."""
+        if not k:
+            return self
+        return Check(
+            self.value,
+            self.kind,
+            None if self.blame is None else self.blame + k,
+            tuple(i + k for i in self.offending),
+            None if self.opened is None else self.opened + k,
+        )
+
 
 def check(f: Formula, trace: Trace) -> Check:
     """Value, violation kind, blame and offending positions of ``f`` on ``trace``."""

@@ -26,33 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Always, And, Atom, Eventually, Formula, Or, atoms, is_future_free
-from sponsio_audit.ltl.columnar_blame import BlameScan, Unsupported
-from sponsio_audit.ltl.columnar_eval import Col, ColumnLike, Evaluator, TakenColumns, at_end
-from sponsio_audit.ltl.columnar_ops import KCol, Segments
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.blame import BlameScan, Unsupported
+from sponsio_audit.ltl.columnar.scans import Segments
+from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, at_end
+from sponsio_audit.ltl.contract import Checker
 from sponsio_audit.ltl.nnf import nnf
+from sponsio_audit.vocab import KINDS
 
-__all__ = [
-    "KIND_NAMES",
-    "Checker",
-    "Checks",
-    "Col",
-    "ColumnLike",
-    "Evaluator",
-    "KCol",
-    "Segments",
-    "TakenColumns",
-    "at_end",
-    "check_formula",
-    "check_traces",
-    "default_checker",
-    "start_values",
-]
-
-Checker = Callable[[Formula, reference.Trace], reference.Check]
-KIND_NAMES = ("guarantee", "liveness")
+KIND_NAMES = KINDS[:2]
 """Codes of ``Checks.kind``: 0 guarantee, 1 liveness, −1 none."""
 
 

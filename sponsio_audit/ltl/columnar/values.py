@@ -17,7 +17,6 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import (
     Always,
@@ -49,7 +48,9 @@ from sponsio_audit.ltl.ast import (
     WeakYesterday,
     Yesterday,
 )
-from sponsio_audit.ltl.columnar_ops import KCol, Segments
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.scans import KCol
+from sponsio_audit.ltl.columnar.segments import Segments
 
 
 class ColumnLike(Protocol):
