@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.evidence import describe
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.ltl.patterns import describe
 
 RAW_SCHEMA = pa.schema(
     [
