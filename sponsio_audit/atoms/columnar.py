@@ -32,7 +32,7 @@ from sponsio_audit.atoms import arg_fields, fields, paths, scans
 from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column, to_numpy
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions, perm_set
-from sponsio_audit.atoms.registry import canonical_name, lookup
+from sponsio_audit.atoms.registry import Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
@@ -46,21 +46,14 @@ class Grounding(Columns):
 
     def column(self, atom: Atom) -> Column:
         """The grounded column of ``atom`` (cached)."""
-        name = canonical_name(atom.name)
-        spec = lookup(name)
-        if spec is None or not spec.accepts(len(atom.args)):
-            raise ValueError(f"unknown atom or wrong arguments: {atom.name}{atom.args}")
-        key = Atom(name, atom.args)
-        return self.cached(("atom", key), lambda: _ATOMS[name](self, *atom.args))
+        key = Atom(spec_of(atom.name, atom.args).name, atom.args)
+        return self.cached(("atom", key), lambda: RULES.of(atom.name)(self, *atom.args))
 
 
 Builder = Callable[..., Column]
-_ATOMS: dict[str, Builder] = {}
-
-
-def _atom(fn: Builder) -> Builder:
-    _ATOMS[fn.__name__.lstrip("_")] = fn
-    return fn
+RULES: Rules[Builder] = Rules("columnar")
+"""One function per atom: ``fn(columns, *args)`` → the atom's column."""
+_atom = RULES.rule
 
 
 @_atom
@@ -95,9 +88,6 @@ def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray
 @_atom
 def _arg_has(g: Columns, t: Any, regex: Any) -> Column:
     return bool_column(*_args_search(g, t, regex))
-
-
-_ATOMS["called_with"] = _arg_has
 
 
 def _on_args(g: Columns, t: Any, fn: Callable[[Any], bool]) -> Column:
@@ -240,7 +230,9 @@ def _arg_numeric(g: Columns, t: Any, f: Any) -> Column:
     return _keep_field(g, t, arg_fields.numbers(g, calls, fields.tool_key(str(t)), str(f)))
 
 
-_ATOMS.update(STATE_ATOMS)
+for _fn in STATE_ATOMS.values():
+    RULES.rule(_fn)
+RULES.complete()
 
 
 def ground_columns(

@@ -40,7 +40,7 @@ from typing import Any, Union
 
 from sponsio_audit.atoms import fields, paths
 from sponsio_audit.atoms.journal import Journal
-from sponsio_audit.atoms.registry import canonical_name, lookup
+from sponsio_audit.atoms.registry import Rules, spec_of
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.ltl.ast import Atom
 from sponsio_audit.regexes import compile_regex
@@ -108,13 +108,12 @@ class Grounder(Journal):
     # ------------------------------------------------------------ atoms
 
     def _build(self, atom: Atom) -> Eval:
-        name = canonical_name(atom.name)
-        spec = lookup(name)
-        if spec is None or not spec.accepts(len(atom.args)):
-            raise ValueError(f"unknown atom or wrong arguments: {atom.name}{atom.args}")
-        a = atom.args
-        build = getattr(self, "_b_" + name)
-        return build(atom, *a) if name != "arg_paths_within" else build(atom, a[0], a[1:])
+        spec = spec_of(atom.name, atom.args)
+        a: tuple[Any, ...] = atom.args
+        if spec.variadic:  # the last parameter takes the remaining arguments as one tuple
+            n = len(spec.params) - 1
+            a = (*a[:n], a[n:])
+        return RULES.of(atom.name)(self, atom, *a)
 
     def _keep_last(self, atom: Atom, at: Callable[[_Ev], bool], value: Eval) -> Eval:
         def fn(ev: _Ev) -> Value:
@@ -168,8 +167,6 @@ class Grounder(Journal):
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
         return self._on_args(t, lambda ev: rx.search(ev.text) is not None)
-
-    _b_called_with = _b_arg_has
 
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
@@ -343,6 +340,14 @@ class Grounder(Journal):
             return self.depth(depth_subject(e.type, e.agent, e.target))
 
         return fn
+
+
+RULES: Rules[Callable[..., Eval]] = Rules("online", prefix="b_")
+"""One builder per atom: ``Grounder._b_<atom>(grounder, atom, *args)`` → its evaluator."""
+for _name in dir(Grounder):
+    if _name.startswith("_b_"):
+        RULES.rule(getattr(Grounder, _name))
+RULES.complete()
 
 
 def depth_subject(kind: str, agent: str | None, target: str | None) -> str | None:
