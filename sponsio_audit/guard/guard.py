@@ -53,6 +53,7 @@ from sponsio_audit.guard.support import contract_checks, load, redact, result_te
 from sponsio_audit.guard.wrap import guarded as _guarded
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.reference import Check
+from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, LIVENESS
 
 _OUTPUT_ATOMS = frozenset({"output_has", "latency_exceeds"})
 _time_ns = time.time_ns
@@ -191,7 +192,7 @@ class Guard:
         for k in out:
             cid, text, severity, strategy, safe = self._bank_violations[k]
             message = f"{text} is false at step {pos} (call of {tool})"
-            fired.append(Violation(cid, text, "guarantee", severity, strategy, message, safe))
+            fired.append(Violation(cid, text, GUARANTEE, severity, strategy, message, safe))
         val = dict(zip(bank.atoms, values, strict=True)) if self._mapping else None
         for run in self.runs:
             c, sg = run.contract, run.contract.strategy
@@ -343,10 +344,10 @@ class Guard:
         for k, (c, text) in enumerate(self._bank_meta):
             check = self.bank.liveness(k)
             if check is not None:
-                found.append((self._order[c.id], c, text, "liveness", check))
+                found.append((self._order[c.id], c, text, LIVENESS, check))
         for run in self.runs:
             for clause, check in run.finish():
-                kind = "assumption" if clause.kind == "assumption" else "liveness"
+                kind = ASSUMPTION if clause.kind == ASSUMPTION else LIVENESS
                 found.append((self._order[run.contract.id], run.contract, clause.text, kind, check))
         found.sort(key=lambda x: x[0])
         return [x[1:] for x in found]

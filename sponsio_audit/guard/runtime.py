@@ -44,6 +44,7 @@ from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.monitor import Monitor
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.ltl.reference import Check
+from sponsio_audit.vocab import ASSUMPTION, LIVENESS
 
 __all__ = ["ClauseRun", "ContractRun", "is_plain", "is_safety", "unsupported"]
 
@@ -102,7 +103,7 @@ class ClauseRun:
             return self.bank.liveness(0)
         assert self.mon is not None
         c = self.mon.finish()
-        return c if c.value is False and c.kind == "liveness" else None
+        return c if c.value is False and c.kind == LIVENESS else None
 
 
 def is_plain(contract: Contract) -> bool:
@@ -146,7 +147,7 @@ class ContractRun:
         self.active = not self.activators
         self.offset = 0
         conj = None if self.first_match else contract.assumption()
-        self.assumption = ClauseRun(conj, "assumption", index, kinds) if conj is not None else None
+        self.assumption = ClauseRun(conj, ASSUMPTION, index, kinds) if conj is not None else None
         self.assumption_failed = False
         self.guarantees = self._fresh_guarantees() if self.active else []
         self._undo: tuple[Any, ...] | None = None

@@ -26,6 +26,7 @@ from sponsio_audit.ltl import ast as L
 from sponsio_audit.ltl.nnf import nnf
 from sponsio_audit.ltl.reference import Check, K, Trace, Valuation, Value, compare, k_and, k_or
 from sponsio_audit.ltl.residuals import UNKNOWN_LEAF, Dnf, Res, open_value, r_and, r_or
+from sponsio_audit.vocab import GUARANTEE, LIVENESS
 
 Prog = Callable[[Res], Res]
 Join = Callable[[Res, Res], Res]
@@ -132,15 +133,15 @@ class Monitor:
             while cell is not None:
                 offending.append(cell[0])
                 cell = cell[1]
-            return Check(False, "guarantee", st.first_bad, tuple(reversed(offending)))
+            return Check(False, GUARANTEE, st.first_bad, tuple(reversed(offending)))
         if st.first_bad is not None:
-            return Check(False, "guarantee", st.first_bad, (st.first_bad,))
+            return Check(False, GUARANTEE, st.first_bad, (st.first_bad,))
         last = st.pos - 1 if st.pos else None
         opened = None
         if self._psi >= 0:
             found = [p for r, p in st.pending if self._closed(r) is False]
             opened = min([*found, *([] if st.opened is None else [st.opened])], default=None)
-        return Check(False, "liveness", last, () if last is None else (last,), opened)
+        return Check(False, LIVENESS, last, () if last is None else (last,), opened)
 
     # -- compiling ---------------------------------------------------------
 

@@ -25,9 +25,10 @@ import pyarrow as pa
 
 from sponsio_audit.ingest import Store
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
-SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
-VERDICT_ORDER = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+VERDICT_ORDER = VERDICTS
 DECISION_RESULTS = ("blocked", "escalated", "warned", "redirected", "observed", "allowed")
 """The guard's results (``guard.strategies.ACTIONS``), in report column order."""
 DECISION_COLUMNS = (*DECISION_RESULTS, "other", "total")
