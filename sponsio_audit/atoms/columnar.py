@@ -32,7 +32,7 @@ from sponsio_audit.atoms import arg_fields, fields, paths, scans
 from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column, to_numpy
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions, perm_set
-from sponsio_audit.atoms.registry import Rules, spec_of
+from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
@@ -63,7 +63,7 @@ def _called(g: Columns, t: Any) -> Column:
 
 @_atom
 def _called_any(g: Columns) -> Column:
-    return bool_column(g.is_type("tool_call"))
+    return bool_column(g.is_type(TOOL))
 
 
 @_atom

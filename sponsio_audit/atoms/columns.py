@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.online import Permissions
+from sponsio_audit.atoms.registry import TOOL
 from sponsio_audit.ltl.columnar.segments import Segments
 from sponsio_audit.regexes import compile_regex
 
@@ -177,7 +178,7 @@ class Columns:
 
         def make() -> np.ndarray:
             enc = self.encoded("tool")
-            return np.where(self.is_type("tool_call"), enc.codes, np.int32(len(enc.dictionary)))
+            return np.where(self.is_type(TOOL), enc.codes, np.int32(len(enc.dictionary)))
 
         return self.cached("call codes", make)
 

@@ -40,7 +40,7 @@ from typing import Any, Union
 
 from sponsio_audit.atoms import fields, paths
 from sponsio_audit.atoms.journal import Journal
-from sponsio_audit.atoms.registry import Rules, spec_of
+from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.ltl.ast import Atom
 from sponsio_audit.regexes import compile_regex
@@ -51,7 +51,6 @@ Value = Union[bool, int, float, None]
 Permissions = Union[Mapping[str, frozenset[str]], frozenset[str], None]
 
 _ABSENT: Any = object()
-_TOOL = "tool_call"
 
 
 class _Ev:
@@ -61,7 +60,7 @@ class _Ev:
 
     def __init__(self, e: Event) -> None:
         self.e = e
-        self.is_tool = e.type == _TOOL
+        self.is_tool = e.type == TOOL
         self.low = e.tool.lower() if e.tool is not None else None
         self.norm = fields.normalise_tool(e.tool)
         self._text: Any = _ABSENT

@@ -72,7 +72,7 @@ class Grounding:
                 "    norm = _normalise(tool) if low.startswith('mcp__') else low",
             ]
         constant = [a for a in self.atoms if TOOL not in spec_of(a.name, a.args).sources]
-        probe = Grounder(constant, permissions).ground(Event("tool_call", agent=agent))
+        probe = Grounder(constant, permissions).ground(Event(TOOL, agent=agent))
         for a in self.atoms:
             if a in probe:
                 self._constant(a, probe[a])

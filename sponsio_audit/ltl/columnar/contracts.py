@@ -1,6 +1,6 @@
 """Contract verdicts for many traces at once (SEMANTICS.md §1 view, §4.2).
 
-``columnar_views`` selects the rows a contract sees (its event types and
+``atoms.view`` selects the rows a contract sees (its event types and
 its agent) and lays them out as segments, one per trace (one per trace
 and agent for ``per_agent`` contracts).
 ``contract_verdicts`` gives, for every segment and guarantee, exactly what

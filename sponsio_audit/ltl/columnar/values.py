@@ -1,7 +1,7 @@
 """Kleene values of formulas at every row of many traces (SEMANTICS.md §2–§3).
 
 ``Evaluator`` computes σ, i ⊨ φ for every sub-formula φ and every row i of
-a segmented table (``columnar_ops``), from grounded atom columns: one
+a segmented table (``scans``), from grounded atom columns: one
 ``value`` array and one ``unknown`` mask per atom, as ``atoms.columnar``
 produces them. Each node kind is one small case that lifts one segmented
 scan; results are memoised per sub-formula, so contracts evaluated on one
