@@ -1,4 +1,9 @@
-"""Atoms of SEMANTICS.md §5: the registry and the two groundings.
+"""Atoms of SEMANTICS.md §5: the registry, its groundings and the view of a contract.
+
+``registry`` is the one table of atoms; each grounding (``online``,
+``columnar``, the guard's ``guard.ground``) has one rule per atom of it,
+checked at import. ``view`` says which events a contract sees (§1), for
+both engines and the guard.
 
 ``Grounder``/``ground_events`` ground one event at a time (the guard);
 ``ground_columns``/``Grounding``/``Column`` ground a whole events table
