@@ -29,7 +29,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from sponsio_audit import baseline as baselines
+from sponsio_audit.report import baseline as baselines
 from sponsio_audit.report import explain as explain_view
 from sponsio_audit.report import render, terminal
 from sponsio_audit.report.data import SEVERITY_RANK, ReportData, load, save_contracts
