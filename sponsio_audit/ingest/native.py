@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..event import EVENT_TYPES, Event
-from .direct import Parsed, ts_ns
+from .parsed import Parsed, ts_ns
 from .sniff import BadRecord
 from .values import as_args, as_text, cap, to_int
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..event import Event
 from . import messages as m
-from .direct import Parsed
+from .parsed import Parsed
 from .sniff import BadRecord
 from .values import as_args, as_text, cap, to_int
 
