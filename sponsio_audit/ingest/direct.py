@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..event import EVENT_SCHEMA, Event, event_row
-from . import native, session_log, transcript
-from .chunks import decode_document
-from .parsed import Parsed
-from .sniff import BadRecord, classify
-from .store import decision_row
+from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
+from sponsio_audit.ingest import native, session_log, transcript
+from sponsio_audit.ingest.chunks import decode_document
+from sponsio_audit.ingest.parsed import Parsed
+from sponsio_audit.ingest.sniff import BadRecord, classify
+from sponsio_audit.ingest.store import decision_row
 
 _COLUMNS = tuple(EVENT_SCHEMA.names)
 """Columns of the ``events`` table, in order."""

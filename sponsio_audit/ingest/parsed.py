@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..event import Event
+from sponsio_audit.event import Event
 
 
 @dataclass
