@@ -88,7 +88,7 @@ class AuditResult:
     summary: Summary
 
     def table(self, name: str) -> pa.Table:
-        """A table of the store (files, skipped, spans, events, decisions, …) as Arrow."""
+        """A table of the store (files, skipped, spans, events, contracts, …) as Arrow."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
         return self.store.con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
