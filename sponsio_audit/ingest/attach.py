@@ -12,8 +12,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from .conventions import FACT_FIELDS
-from .otlp_logs import log_facts
+from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.otlp_logs import log_facts
 
 VIEW = "_span_log_facts"
 """Name of the registered Arrow table of log facts (``trace_id``, ``span_id``, facts)."""

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import messages as m
-from .payloads import callback_args, finish, openinference_args, tool_result
-from .values import as_args, as_text, dumps, loads_maybe
+from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.payloads import callback_args, finish, openinference_args, tool_result
+from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 FACT_FIELDS = (
     "role",  # tool | llm | agent | turn | check | enforce | violation | None

@@ -28,10 +28,19 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from .conventions import FACT_FIELDS, span_facts
-from .payloads import TOOL_FINISH
-from .sniff import BadRecord
-from .values import dumps, json_any, json_attrs, norm_id, parse, pb_any, pb_attrs, to_int
+from sponsio_audit.ingest.conventions import FACT_FIELDS, span_facts
+from sponsio_audit.ingest.payloads import TOOL_FINISH
+from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.values import (
+    dumps,
+    json_any,
+    json_attrs,
+    norm_id,
+    parse,
+    pb_any,
+    pb_attrs,
+    to_int,
+)
 
 GENAI_LOGS = frozenset(
     {

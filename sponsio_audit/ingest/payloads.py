@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import messages as m
-from .values import as_text, dumps, loads_maybe
+from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
 
 TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 """Finish reasons that say the model asked for tools."""
