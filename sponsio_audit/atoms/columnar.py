@@ -68,20 +68,33 @@ def _called_any(g: Columns) -> Column:
 
 @_atom
 def _count(g: Columns, t: Any) -> Column:
-    return num_column(scans.cumsum(g.calls(t), g.start))
+    return num_column(scans.cumsum(g.calls(t), g.start), scans.ever(g.nameless(), g.start))
 
 
 @_atom
 def _consecutive_count(g: Columns, t: Any) -> Column:
-    return num_column(scans.run_length(g.calls(t), g.start))
+    nameless = g.nameless()
+    if not nameless.any():
+        return num_column(scans.run_length(g.calls(t), g.start))
+    maybe = g.calls(t) | nameless  # a call with no recorded tool may have been one of t
+    run = scans.run_length(maybe, g.start)
+    last = scans.last_index(nameless, g.start)
+    idx = np.arange(g.n, dtype=np.int64)
+    return num_column(run, maybe & (last >= 0) & (idx - last < run))
+
+
+def _unknown_call(g: Columns, t: Any, missing: np.ndarray) -> np.ndarray:
+    """Where an atom of calls of t is unknown: ``missing`` at its calls, and every call
+    with no recorded tool."""
+    return (g.calls(t) & missing) | g.nameless()
 
 
 def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(calls of t whose args match, calls of t with args missing)."""
+    """(calls of t whose args match, calls of t with args missing or no recorded tool)."""
     calls = g.calls(t)
     return (
         g.search("args", str(regex), calls, fields.tool_key(str(t))),
-        calls & g.isnull("args"),
+        _unknown_call(g, t, g.isnull("args")),
     )
 
 
@@ -93,7 +106,7 @@ def _arg_has(g: Columns, t: Any, regex: Any) -> Column:
 def _on_args(g: Columns, t: Any, fn: Callable[[Any], bool]) -> Column:
     calls = g.calls(t)
     hit = g.per_args(calls, fields.tool_key(str(t)), fn, bool)
-    return bool_column(hit, calls & g.isnull("args"))
+    return bool_column(hit, _unknown_call(g, t, g.isnull("args")))
 
 
 def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) -> Column:
@@ -101,7 +114,7 @@ def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) 
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     hit = fc.spread(to_numpy(test(fc.text), False).astype(bool), g.n, False)
-    return bool_column(hit, calls & g.isnull("args"))
+    return bool_column(hit, _unknown_call(g, t, g.isnull("args")))
 
 
 @_atom
@@ -126,7 +139,7 @@ def _arg_paths_within(g: Columns, t: Any, *prefixes: Any) -> Column:
 def _output_has(g: Columns, t: Any, regex: Any) -> Column:
     calls = g.calls(t)
     hit = g.search("content", str(regex), calls, fields.tool_key(str(t)))
-    return bool_column(hit, calls & g.isnull("content"))
+    return bool_column(hit, _unknown_call(g, t, g.isnull("content")))
 
 
 @_atom
@@ -200,7 +213,7 @@ def _latency_exceeds(g: Columns, t: Any, ms: Any) -> Column:
     value, unknown = np.zeros(g.n, dtype=bool), np.zeros(g.n, dtype=bool)
     value[at] = duration > float(ms) * 1e6
     unknown[at] = missing
-    return bool_column(value, unknown)
+    return bool_column(value, unknown | g.nameless())
 
 
 @_atom
@@ -210,10 +223,13 @@ def _count_with(g: Columns, t: Any, regex: Any) -> Column:
 
 
 def _keep_field(g: Columns, t: Any, value: np.ndarray) -> Column:
-    """Keep-last of a field value at calls of t (NaN = unknown, like missing args)."""
+    """Keep-last of a field value at calls of t (NaN = unknown, like missing args); a call
+    with no recorded tool may have been one of t: unknown from there."""
     calls = g.calls(t)
-    unknown = calls & (g.isnull("args") | np.isnan(value))
-    return num_column(*scans.keep_last(calls, np.where(unknown, 0.0, value), unknown, g.start))
+    nameless = g.nameless()
+    unknown = (calls & (g.isnull("args") | np.isnan(value))) | nameless
+    src = calls | nameless
+    return num_column(*scans.keep_last(src, np.where(unknown, 0.0, value), unknown, g.start))
 
 
 @_atom

@@ -186,6 +186,11 @@ class Columns:
         """Rows that are tool calls of the contract tool ``tool``."""
         return self.calls_coded(tool).value
 
+    def nameless(self) -> np.ndarray:
+        """Tool calls whose tool was not recorded (SEMANTICS.md §5): every tool atom
+        of a tool is unknown there."""
+        return self.cached(("nameless",), lambda: self.is_type(TOOL) & self.isnull("tool"))
+
     def calls_coded(self, tool: Any) -> Column:
         """``calls(tool)`` as a coded column (tool codes at tool calls and a lookup table)."""
         key = fields.tool_key(str(tool))
@@ -194,7 +199,7 @@ class Columns:
             enc = self.encoded("tool")
             lut = np.array([fields.tool_matches(key, v) for v in enc.values] + [False], bool)
             value = lookup(lut, self._call_codes())
-            return Column(value, np.zeros(self.n, dtype=bool), (self._call_codes(), lut))
+            return Column(value, self.nameless(), (self._call_codes(), lut))
 
         return self.cached(("calls", key), make)
 

@@ -56,11 +56,12 @@ _ABSENT: Any = object()
 class _Ev:
     """One event with the derived values several atoms share, computed once."""
 
-    __slots__ = ("_text", "e", "is_tool", "low", "norm")
+    __slots__ = ("_text", "e", "is_tool", "low", "nameless", "norm")
 
     def __init__(self, e: Event) -> None:
         self.e = e
         self.is_tool = e.type == TOOL
+        self.nameless = self.is_tool and e.tool is None  # SEMANTICS.md §5
         self.low = e.tool.lower() if e.tool is not None else None
         self.norm = fields.normalise_tool(e.tool)
         self._text: Any = _ABSENT
@@ -124,7 +125,7 @@ class Grounder(Journal):
 
     def _b_called(self, atom: Atom, t: str) -> Eval:
         key = fields.tool_key(str(t))
-        return lambda ev: ev.calls(key)
+        return lambda ev: None if ev.nameless else ev.calls(key)
 
     def _b_called_any(self, atom: Atom) -> Eval:
         return lambda ev: ev.is_tool
@@ -133,8 +134,11 @@ class Grounder(Journal):
         key = fields.tool_key(str(t))
 
         def fn(ev: _Ev) -> Value:
-            if ev.calls(key):
-                self._set(atom, self._get(atom, 0) + 1)
+            old = self._get(atom, 0)
+            if ev.nameless and old is not None:
+                self._set(atom, None)
+            elif ev.calls(key) and old is not None:
+                self._set(atom, old + 1)
             return self._get(atom, 0)
 
         return fn
@@ -143,8 +147,14 @@ class Grounder(Journal):
         key = fields.tool_key(str(t))
 
         def fn(ev: _Ev) -> Value:
-            run = self._get(atom, 0) + 1 if ev.calls(key) else 0
-            if run != self._get(atom, 0):
+            old = self._get(atom, 0)
+            if ev.nameless:
+                run: Value = None  # the run may go on through a call of t
+            elif ev.calls(key):
+                run = None if old is None else old + 1
+            else:
+                run = 0
+            if run != old:
                 self._set(atom, run)
             return run
 
@@ -155,6 +165,8 @@ class Grounder(Journal):
         key = fields.tool_key(str(t))
 
         def fn(ev: _Ev) -> Value:
+            if ev.nameless:
+                return None
             if not ev.calls(key):
                 return False
             if ev.e.args is None:
@@ -194,6 +206,8 @@ class Grounder(Journal):
         rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
+            if ev.nameless:
+                return None
             if not ev.calls(key):
                 return False
             c = ev.e.content
@@ -274,6 +288,8 @@ class Grounder(Journal):
         limit = float(ms) * 1e6
 
         def fn(ev: _Ev) -> Value:
+            if ev.nameless:
+                return None
             if not ev.calls(key):
                 return False
             d = ev.e.duration_ns
@@ -286,7 +302,9 @@ class Grounder(Journal):
         rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
-            if ev.calls(key):
+            if ev.nameless:
+                self._set(atom, None)
+            elif ev.calls(key):
                 old = self._get(atom, 0)
                 if old is not None:
                     if ev.e.args is None:
@@ -301,12 +319,12 @@ class Grounder(Journal):
         key = fields.tool_key(str(t))
 
         def value(ev: _Ev) -> Value:
-            if ev.e.args is None:
+            if ev.nameless or ev.e.args is None:
                 return None
             v = fields.field_value(ev.e.args, str(f))
             return None if v is fields.MISSING else conv(v)
 
-        return self._keep_last(atom, lambda ev: ev.calls(key), value)
+        return self._keep_last(atom, lambda ev: ev.nameless or ev.calls(key), value)
 
     def _b_arg_length(self, atom: Atom, t: str, f: str) -> Eval:
         return self._field_atom(atom, t, f, lambda v: len(fields.text_form(v)))
