@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sponsio_audit.engine import columnar_raw, reference_raw
+from sponsio_audit.engine import columnar_raw, empty_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.verdicts import build_tables
@@ -153,9 +153,21 @@ def audit(
         raw = columnar_raw(events, cs, perms)
     else:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
+    empty = store.con.sql(EMPTY_TRACES).fetchall()
+    if empty:
+        raw = pa.concat_tables([raw, empty_raw([t for (t,) in empty], cs, perms)])
     verdicts, violations = build_tables(raw, events, cs)
     _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
     return AuditResult(store, cs, verdicts, violations, summary(store))
+
+
+EMPTY_TRACES = (
+    "SELECT DISTINCT trace_id FROM traces WHERE events = 0 "
+    "AND trace_id NOT IN (SELECT trace_id FROM events) ORDER BY trace_id"
+)
+"""Traces ingest read that have no events: audited too, as traces of length 0."""
+TRACES = "SELECT count(*) FROM (SELECT trace_id FROM events UNION SELECT trace_id FROM traces)"
+"""Every trace read, with events or without."""
 
 
 def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
@@ -209,7 +221,7 @@ def summary(store: Store) -> Summary:
         spans=scalar("SELECT count(*) FROM spans"),
         events=scalar("SELECT count(*) FROM events"),
         skipped=scalar("SELECT count(*) FROM skipped"),
-        traces=scalar("SELECT count(DISTINCT trace_id) FROM events"),
+        traces=scalar(TRACES),
         contracts=scalar("SELECT count(*) FROM contracts"),
         verdicts=counts("SELECT verdict, count(*) FROM verdicts GROUP BY ALL ORDER BY 1", VERDICTS),
         violations_by_kind=counts(

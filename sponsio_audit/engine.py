@@ -107,6 +107,16 @@ def _trace_rows(
     return parts[0] if len(parts) == 1 else merge_per_agent(parts)
 
 
+def empty_raw(trace_ids: Iterable[str], contracts: Sequence[Contract], perms: Perms) -> pa.Table:
+    """Raw verdicts of traces with no events (a root span and nothing else): each is a
+    trace (n = 0, SEMANTICS.md §1), judged like any other, never dropped."""
+    out: list[Row] = []
+    for trace_id in trace_ids:
+        for c in contracts:
+            out.extend(_trace_rows(trace_id, c, [], [], perms))
+    return pa.Table.from_pylist(out, schema=RAW_SCHEMA)
+
+
 def reference_raw(events: pa.Table, contracts: Iterable[Contract], perms: Perms) -> pa.Table:
     """Raw verdicts by the reference engine: online grounding and ``judge`` per trace."""
     rows = events.to_pylist()
