@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.patterns import describe
+from sponsio_audit.reasons import explain
 from sponsio_audit.vocab import GUARANTEE, VIOLATED
 
 RAW_SCHEMA = pa.schema(
@@ -118,7 +119,7 @@ def build_tables(
             "offending": pc.fill_null(pc.list_value_length(raw.column("offending_rows")), 0).cast(
                 pa.int64()
             ),
-            "reason": raw.column("reason"),
+            "reason": explain(raw, events, contracts),
         },
         schema=VERDICT_SCHEMA,
     )

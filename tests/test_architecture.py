@@ -33,6 +33,7 @@ RANKS: dict[str, int] = {
     # 5 evaluating contracts over the store's events
     "engine": 5,
     "verdicts": 5,
+    "reasons": 5,
     # 6 the one path from sources to stored verdicts; the guard beside it
     "api": 6,
     "guard": 6,
