@@ -5,7 +5,7 @@ the contract's view, the step (the event's ``seq``) and what the trace did not
 record there, with how to record it for the event's convention, e.g.
 ``arg_field_has(bash, command, …) unknown at step 3: bash was called but its
 arguments were not recorded (enable content capture: …)``. A *skipped*
-verdict names its clause (``needs an LLM judge: <clause>``). Pass and
+verdict names the clause that needs an LLM judge (``needs an LLM judge: toxic_free``). Pass and
 violated verdicts have no reason; not_applicable keeps the engine's.
 
 Explaining grounds only the traces that need it, with the online grounder,
@@ -133,11 +133,15 @@ def explain(raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]) -> p
             continue
         clause = c.guarantees[gs[i]]
         if verdicts[i] == SKIPPED:
-            reasons[i] = f"{reasons[i] or 'skipped'}: {clause.desc or clause.text}"
+            judged = (
+                clause if clause.skipped else next((a for a in c.assumptions if a.skipped), None)
+            )
+            which = judged or clause
+            reasons[i] = f"{reasons[i] or 'skipped'}: {which.text}"
             continue
         formula = clause.formula
         prefix = ""
         if reasons[i] == ASSUMPTION_UNKNOWN and c.assumption() is not None:
-            formula, prefix = c.assumption(), f"{ASSUMPTION_UNKNOWN}: "  # type: ignore[assignment]
+            formula, prefix = c.assumption(), f"{ASSUMPTION_UNKNOWN}: "
         reasons[i] = prefix + _first_unknown(c, formula, rows.get(tids[i], []))
     return pa.array(reasons, pa.string())

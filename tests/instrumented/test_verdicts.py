@@ -119,3 +119,17 @@ def test_the_reference_engine_agrees(case: Case, pack: Any) -> None:
     assert {k: (v["verdict"], v["reason"]) for k, v in col.items()} == {
         k: (v["verdict"], v["reason"]) for k, v in ref.items()
     }
+
+
+def test_a_skipped_verdict_names_the_clause_that_needs_a_judge(tmp_path: Any) -> None:
+    cfg = tmp_path / "judge.yaml"
+    cfg.write_text(
+        'version: "1"\nagents:\n  "*":\n    contracts:\n'
+        "      - id: tone.no_toxicity\n        desc: answers are never toxic\n"
+        "        G: {pattern: toxic_free}\n"
+    )
+    res = audit([FIX / "openinference_openai.traces.pb.gz"], load_config([cfg]))
+    rows = res.verdicts.to_pylist()
+    assert rows and {r["verdict"] for r in rows} == {"skipped"}
+    (reason,) = {r["reason"] for r in rows}
+    assert reason.startswith("needs an LLM judge: ") and "toxic_free" in reason
