@@ -170,8 +170,6 @@ def _file(r: _Run, path: str, display: str) -> None:
     fmt = "unknown"
     try:
         fmt, layout = sniff(open_)
-        if fmt in ("otlp_logs", "otlp_metrics") and layout == "lines":
-            fmt = "otlp_json"  # each line is routed by its own signal (chunks.decode)
         if fmt in ("empty", "unknown"):
             reason = {"empty": "empty file"}.get(
                 fmt, "unrecognised format (not OTLP, Sponsio log or transcript)"
@@ -181,7 +179,10 @@ def _file(r: _Run, path: str, display: str) -> None:
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
             n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, _records(fmt, layout, open_))
         else:
-            n, bad = _otlp(r, fmt, layout, open_, file_id)
+            # each line of a JSON file is routed by its own signal (chunks.decode): a
+            # file whose first line is logs or metrics keeps that name and its traces
+            decoder = "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
+            n, bad = _otlp(r, decoder, layout, open_, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
         _broken_stream(r, file_id, n, e)
