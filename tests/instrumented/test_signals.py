@@ -176,3 +176,12 @@ def test_tool_calls_of_a_user_simulator_are_its_tool_calls(tmp_path: Path) -> No
         ("llm_request", "support", None, None, None),
         ("llm_response", "support", None, None, "Noted."),
     ]
+
+
+def test_worker_processes_read_logs_the_same(baseline: list) -> None:
+    from sponsio_audit.ingest import ingest
+
+    store = Store.open(None)
+    files = [FIX / f"{COMBO}.logs.jsonl.gz", FIX / f"{COMBO}.traces.pb.gz"]
+    ingest(files, store, jobs=2)
+    assert _events(store) == baseline
