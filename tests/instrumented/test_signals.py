@@ -77,12 +77,19 @@ def _wrap(kind: str, logs: list[bytes], tmp: Path) -> Path:
         p.write_bytes(_delimited([z.compress(r) for r in logs]))
     elif kind == "record-gzip.pb":
         p.write_bytes(_delimited([gzip.compress(r) for r in logs]))
+    elif kind == "raw.pb":  # one request body (concatenated messages merge their lists)
+        p.write_bytes(b"".join(logs))
+    elif kind == "raw.pb.gz":
+        p.write_bytes(gzip.compress(b"".join(logs)))
     elif kind == "jsonl":
         p.write_bytes(gzip.decompress((FIX / f"{COMBO}.logs.jsonl.gz").read_bytes()))
     return p
 
 
-@pytest.mark.parametrize("kind", ["pb", "pb.zst", "record-zstd.pb", "record-gzip.pb", "jsonl"])
+KINDS = ["pb", "pb.zst", "record-zstd.pb", "record-gzip.pb", "raw.pb", "raw.pb.gz", "jsonl"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_logs_in_every_wrapping(kind: str, tmp_path: Path, baseline: list) -> None:
     logs = _records(FIX / f"{COMBO}.logs.pb.gz")
     p = _wrap(kind, logs, tmp_path)
