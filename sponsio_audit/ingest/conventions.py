@@ -304,9 +304,11 @@ def _traceloop(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -> tu
     agent = attrs.get("gen_ai.agent.name")
     ent = attrs.get("traceloop.entity.name") or name
     if kind == "tool":
-        args = _traceloop_args(attrs.get("traceloop.entity.input"))
+        raw = attrs.get("traceloop.entity.input")
+        cb = callback_args(raw)  # LangChain's callback payload: the args are its inputs
+        args, cid = cb if cb is not None else (_traceloop_args(raw), None)
         out = _unwrap_output(attrs.get("traceloop.entity.output"))
-        return _tool("openllmetry", agent, ent, args, out, c)
+        return _tool("openllmetry", agent, ent, args, out, c, cid)
     if kind == "agent":
         return _agent("openllmetry", agent or ent, c)
     return None

@@ -93,6 +93,22 @@ def test_openllmetry_langchain_args_are_the_callback_inputs() -> None:
         },
     )
     assert (f["args"], f["call_id"]) == ('{"order_id":"A-1"}', "c3")
+    # the same payload under the Traceloop keys only (no GenAI attributes)
+    lc = {"lc": 1, "id": ["ToolMessage"], "kwargs": {"content": "policy ok"}}
+    old = _facts(
+        "check_policy.tool",
+        {
+            "traceloop.span.kind": "tool",
+            "traceloop.entity.name": "check_policy",
+            "traceloop.entity.input": json.dumps(payload),
+            "traceloop.entity.output": json.dumps({"output": lc}),
+        },
+    )
+    assert (old["tool"], old["args"], old["content"]) == (
+        "check_policy",
+        '{"order_id":"A-1"}',
+        "policy ok",
+    )
 
 
 def _split(path: Path) -> list[bytes]:
