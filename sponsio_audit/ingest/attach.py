@@ -4,7 +4,7 @@ Log records (``span_logs``) and spans (``span_facts``) are joined by trace and
 span id only when a trace's events are computed, so a logs file read before,
 after or in another ingest run than its traces file gives the same events. A
 span's own facts win field by field; its log records fill what the span did not
-record (``FILL_SQL``), as a further row of CONVENTIONS.md's table would.
+record (``fill_sql``), as a further row of CONVENTIONS.md's table would.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.otlp_logs import log_facts
 
 VIEW = "_span_log_facts"
-"""Name of the registered Arrow table of log facts (``trace_id``, ``span_id``, facts)."""
+"""Table of log facts (``trace_id``, ``span_id``, facts) that lives for one events pass."""
 
 _TYPES = {"agent_scope": pa.bool_(), "tokens_in": pa.int64(), "tokens_out": pa.int64()}
 _TYPES["tokens_total"] = pa.int64()
