@@ -1,122 +1,205 @@
 """The ``sarif`` format: SARIF 2.1.0 for code-scanning dashboards (GitHub, Azure DevOps).
 
-- one ``rule`` per contract (id = contract id; level from the severity:
-  high → error, medium → warning, low → note);
-- one ``result`` per violation, located at the **blamed** event; the other
-  offending events of the same violated guarantee are ``relatedLocations``
-  of that result (decision: one alert per violation, not per event, so a
-  dashboard's counts equal the report's);
-- a location's ``artifactLocation.uri`` is the input file's path as given
-  on the command line; for line-based files (JSON lines, and every JSON
-  format: record numbers are line numbers there) ``region.startLine`` is
-  the record number; protobuf files get no region. Every location also
-  carries a ``logicalLocation`` naming the trace and span
-  (``trace/<trace id>/span/<span id>``);
-- ``partialFingerprints["sponsioAudit/v1"]`` is the baseline fingerprint.
+Modelled on what GitHub code scanning documents it reads (and semgrep writes):
+
+- one **rule** per contract: ``shortDescription`` (the contract's
+  description), ``fullDescription`` (its formulas), ``help`` as text and
+  Markdown (what each pattern means, how to fix a violation:
+  ``rulehelp``), ``defaultConfiguration.level`` from the severity (high →
+  error, medium → warning, low → note), ``properties.security-severity``
+  (high 8.0, medium 5.0, low 2.0: inside GitHub's bands high 7.0–8.9,
+  medium 4.0–6.9, low 0.1–3.9) and ``properties.tags`` (``security``,
+  which GitHub needs to show that severity, the agent, the patterns);
+- one **result** per violation. Its primary location is the contract's
+  line in its ``sponsio.yaml`` (the rule is what lives in the repository;
+  a repository-relative URI with ``uriBaseId`` ``%SRCROOT%``, ``origin``).
+  The trace, span, input file and record of the blamed event are the
+  location's ``logicalLocations`` and the first ``relatedLocations``; every
+  further offending event of the same guarantee follows as a related
+  location (one alert per violation, not per event, so a dashboard's
+  count equals the report's);
+- ``partialFingerprints``: ``sponsioAudit/v1`` is the baseline fingerprint,
+  and ``primaryLocationLineHash`` is set to it as well, so that GitHub
+  does not merge the alerts of one contract (they share its line) into
+  one;
+- a contract with no recorded file (given from Python) is placed on the
+  blamed event's input file instead.
+
+All text is ``text.xml_text``: no control characters, no code points that
+JSON-reading XML tools choke on.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import quote
 
 from sponsio_audit import baseline
-from sponsio_audit.evidence import clean
+from sponsio_audit.report import origin, rulehelp
 from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.options import RenderOptions
+from sponsio_audit.report.text import xml_safe, xml_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note"}
+SECURITY_SEVERITY = {"high": "8.0", "medium": "5.0", "low": "2.0"}
+INFORMATION_URI = "https://pypi.org/project/sponsio-audit/"
 _NO_LINES = {"otlp_proto", "unreadable", "unknown"}
 
 
-def _uri(path: str | None) -> str:
-    return quote((path or "").replace("\\", "/"), safe="/:._-~")
+def _trace_location(v: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
+    line = v["record"] if formats.get(v["file_id"]) not in _NO_LINES else None
+    return origin.location(v["path"], line)
 
 
-def _location(v: dict[str, Any], formats: dict[int, str], message: str | None = None) -> dict:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(v["path"])}}
-    if v["record"] and formats.get(v["file_id"]) not in _NO_LINES:
-        physical["region"] = {"startLine": int(v["record"])}
-    loc: dict[str, Any] = {
-        "physicalLocation": physical,
-        "logicalLocations": [
-            {
-                "name": str(v["span_id"] or v["seq"]),
-                "fullyQualifiedName": f"trace/{v['trace_id']}/span/{v['span_id'] or ''}",
-                "kind": "object",
-            }
-        ],
+def _skipped_location(s: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
+    line = s["record"] or None if formats.get(s["file_id"]) not in _NO_LINES else None
+    return origin.location(s["path"], line)
+
+
+def logical(v: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trace and span of a violation row as SARIF logical locations (span inside trace)."""
+    tid, sid = xml_text(v["trace_id"], 300), xml_text(v["span_id"] or "", 100)
+    trace = {"name": tid, "fullyQualifiedName": f"trace/{tid}", "kind": "namespace"}
+    if not sid:
+        return [trace]
+    span = {
+        "name": sid,
+        "fullyQualifiedName": f"trace/{tid}/span/{sid}",
+        "kind": "object",
+        "parentIndex": 0,
     }
-    if message is not None:
-        loc["message"] = {"text": message}
-    return loc
+    return [trace, span]
 
 
-def document(data: ReportData, version: str = "0.1.0") -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict."""
-    formats = {f["file_id"]: f["format"] for f in data.files}
-    rules, index = [], {}
-    for i, c in enumerate(data.contracts):
-        index[c["id"]] = i
-        rules.append(
-            {
-                "id": c["id"],
-                "name": c["id"],
-                "shortDescription": {"text": clean(c["description"] or c["id"], 300)},
-                "fullDescription": {"text": clean("; ".join(c["guarantees"]), 1000)},
-                "defaultConfiguration": {"level": LEVEL.get(c["severity"], "error")},
-                "properties": {
-                    "agent": c["agent"],
-                    "severity": c["severity"],
-                    "strategy": c["strategy"],
-                },
-            }
-        )
+def _event_text(v: dict[str, Any], role: str) -> str:
+    where = f"{v['path']} record {v['record']}" if v["path"] else "no input file"
+    return xml_text(
+        f"{role}: step {v['seq']}, tool {v['tool'] or '-'}, span {v['span_id'] or '-'}, "
+        f"{where}: {v['evidence']}",
+        600,
+    )
+
+
+def rule(c: dict[str, Any]) -> dict[str, Any]:
+    """The SARIF ``reportingDescriptor`` of one contract row."""
+    tags = ["security", "sponsio-audit", f"agent:{c['agent']}"]
+    tags += sorted({f"pattern:{p}" for p in c["patterns"] if p})
+    return {
+        "id": xml_text(c["id"], 300),
+        "name": xml_text(c["id"], 300),
+        "shortDescription": {"text": xml_text(c["description"] or c["id"], 300)},
+        "fullDescription": {"text": xml_text("; ".join(c["guarantees"]) or c["id"], 1000)},
+        "help": {
+            "text": xml_safe(rulehelp.text(c)),
+            "markdown": xml_safe(rulehelp.markdown(c)),
+        },
+        "defaultConfiguration": {"level": LEVEL.get(c["severity"], "error")},
+        "properties": {
+            "security-severity": SECURITY_SEVERITY.get(c["severity"], "8.0"),
+            "tags": [xml_text(t, 200) for t in tags],
+            "precision": "very-high",
+            "severity": c["severity"],
+            "strategy": c["strategy"],
+            "agent": xml_text(c["agent"], 200),
+        },
+    }
+
+
+def _primary(c: dict[str, Any], v: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
+    file, line = c.get("file"), c.get("line")
+    physical = origin.location(file, line) if file else _trace_location(v, formats)
+    return {"physicalLocation": physical, "logicalLocations": logical(v)}
+
+
+def _message(v: dict[str, Any]) -> str:
+    where = f" ({v['path']} record {v['record']})" if v["path"] else ""
+    return xml_text(
+        f"{v['contract_id']} violated in trace {v['trace_id']} at step {v['seq']}, "
+        f"tool {v['tool'] or '-'}, span {v['span_id'] or '-'}{where}: {v['evidence']}",
+        1200,
+    )
+
+
+def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) -> list[dict]:
+    """One SARIF result per violation (report order)."""
     others: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     for v in data.violations:
         if not v["blamed"]:
             others.setdefault((v["trace_id"], v["contract_id"], v["guarantee"]), []).append(v)
-    results = []
+    out = []
     for v in data.blamed:
+        c = data.contract(v["contract_id"])
+        events = [(v, "blamed event"), *((o, "also offending") for o in others.get(
+            (v["trace_id"], v["contract_id"], v["guarantee"]), []))]  # fmt: skip
         related = [
-            {"id": k + 1, **_location(o, formats, f"also offending: {clean(o['evidence'], 300)}")}
-            for k, o in enumerate(others.get((v["trace_id"], v["contract_id"], v["guarantee"]), []))
+            {
+                "id": k + 1,
+                "physicalLocation": _trace_location(o, formats),
+                "logicalLocations": logical(o),
+                "message": {"text": _event_text(o, role)},
+            }
+            for k, (o, role) in enumerate(events)
         ]
-        result: dict[str, Any] = {
-            "ruleId": v["contract_id"],
-            "ruleIndex": index.get(v["contract_id"], -1),
-            "level": LEVEL.get(v["severity"], "error"),
-            "message": {"text": clean(v["evidence"], 1000)},
-            "locations": [_location(v, formats)],
-            "partialFingerprints": {
-                "sponsioAudit/v1": baseline.fingerprint(v, data.contract(v["contract_id"]))
-            },
-            "properties": {
-                "trace_id": v["trace_id"],
-                "step": v["seq"],
-                "kind": v["kind"],
-                "guarantee": v["guarantee"],
-                "tool": v["tool"],
-            },
-        }
-        if related:
-            result["relatedLocations"] = related
-        results.append(result)
-    artifacts = [{"location": {"uri": _uri(f["path"])}} for f in data.files]
+        fingerprint = baseline.fingerprint(v, c)
+        out.append(
+            {
+                "ruleId": xml_text(v["contract_id"], 300),
+                "ruleIndex": index.get(v["contract_id"], -1),
+                "level": LEVEL.get(v["severity"], "error"),
+                "message": {"text": _message(v)},
+                "locations": [_primary(c, v, formats)],
+                "relatedLocations": related,
+                "partialFingerprints": {
+                    "sponsioAudit/v1": fingerprint,
+                    "primaryLocationLineHash": fingerprint,
+                },
+                "properties": {
+                    "trace_id": xml_text(v["trace_id"], 300),
+                    "span_id": xml_text(v["span_id"] or "", 100),
+                    "step": v["seq"],
+                    "kind": v["kind"],
+                    "guarantee": v["guarantee"],
+                    "tool": xml_text(v["tool"] or "", 200),
+                    "file": xml_text(v["path"] or "", 1000),
+                    "record": v["record"],
+                    "severity": v["severity"],
+                },
+            }
+        )
+    return out
+
+
+def document(
+    data: ReportData, options: RenderOptions | None = None, version: str = "0.1.0"
+) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict."""
+    formats = {f["file_id"]: f["format"] for f in data.files}
+    index = {c["id"]: i for i, c in enumerate(data.contracts)}
     driver = {
         "name": "sponsio-audit",
         "version": version,
-        "informationUri": "https://sponsio.dev",
-        "rules": rules,
+        "informationUri": INFORMATION_URI,
+        "rules": [rule(c) for c in data.contracts],
     }
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "artifacts": artifacts, "results": results}],
+    notifications = [
+        {
+            "level": "warning",
+            "message": {"text": xml_text(f"input skipped: {s['reason']}", 600)},
+            "locations": [{"physicalLocation": _skipped_location(s, formats)}],
+        }
+        for s in data.skipped
+    ]
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {origin.SRCROOT: {"uri": origin.source_root().as_uri() + "/"}},
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "artifacts": [{"location": origin.artifact(f["path"])} for f in data.files],
+        "results": results(data, formats, index),
     }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def render(data: ReportData) -> str:
+def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The SARIF JSON text."""
-    return json.dumps(document(data), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document(data, options), indent=2, ensure_ascii=False) + "\n"

@@ -15,9 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from sponsio_audit.evidence import clean
+from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
+from sponsio_audit.report.options import RenderOptions
 
-TOP = 20
+TOP = ranking.DEFAULT_LIMIT
+SEE_ALL = "--limit 0 lists all"
 WIDE = 120  # narrower consoles get the violations as a two-line list
 TRACE_CHARS = 12  # trace ids are shown by prefix; `explain --trace PREFIX` accepts it
 _SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
@@ -80,11 +83,16 @@ def contract_table(data: ReportData) -> Table:
     return table
 
 
+def _title(shown: int, total: int) -> str:
+    return f"Top violations ({ranking.shown_of(shown, total, SEE_ALL)})"
+
+
 def violations_list(data: ReportData, top: int = TOP) -> Group:
-    """The first ``top`` violations as two-line entries (for consoles narrower than ``WIDE``)."""
+    """The top ``top`` violations (``ranking.top``) as two-line entries (narrow consoles)."""
     blamed = data.blamed
-    lines = [Text(f"Top violations ({min(top, len(blamed))} of {len(blamed)})", style="italic")]
-    for v in blamed[:top]:
+    shown = ranking.top(blamed, top)
+    lines = [Text(_title(len(shown), len(blamed)), style="italic")]
+    for v in shown:
         head = Text.assemble(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
             " ",
@@ -99,17 +107,18 @@ def violations_list(data: ReportData, top: int = TOP) -> Group:
 
 
 def violations_table(data: ReportData, top: int = TOP) -> Table:
-    """The first ``top`` violations: severity, contract, trace (prefix), step, tool, evidence."""
+    """The top ``top`` violations (by severity, spread across contracts): severity, contract,
+    trace (prefix), step, tool, evidence."""
     blamed = data.blamed
-    title = f"Top violations ({min(top, len(blamed))} of {len(blamed)})"
-    table = Table(title=title, title_justify="left")
+    shown = ranking.top(blamed, top)
+    table = Table(title=_title(len(shown), len(blamed)), title_justify="left")
     table.add_column("severity")
     table.add_column("contract", overflow="fold")
     table.add_column("trace", no_wrap=True, min_width=TRACE_CHARS)
     table.add_column("step", justify="right")
     table.add_column("tool", overflow="fold")
     table.add_column("evidence", ratio=1)
-    for v in blamed[:top]:
+    for v in shown:
         table.add_row(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
             t(v["contract_id"], 60),
@@ -153,13 +162,15 @@ def skipped_table(data: ReportData) -> Table:
     return table
 
 
-def render(data: ReportData, console: Console) -> None:
+def render(data: ReportData, console: Console, options: RenderOptions | None = None) -> None:
     """Print the whole ``table`` report on ``console``."""
+    options = options or RenderOptions()
     console.print(summary_panel(data))
     console.print(contract_table(data))
     if data.blamed:
         wide = console.width >= WIDE
-        console.print(violations_table(data) if wide else violations_list(data))
+        view = violations_table if wide else violations_list
+        console.print(view(data, options.limit))
     if data.guard_decisions:
         console.print(decisions_table(data))
     if data.skipped:
