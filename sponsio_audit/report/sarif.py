@@ -23,7 +23,10 @@ Modelled on what GitHub code scanning documents it reads (and semgrep writes):
   does not merge the alerts of one contract (they share its line) into
   one;
 - a contract with no recorded file (given from Python) is placed on the
-  blamed event's input file instead.
+  blamed event's input file instead;
+- skipped inputs, and the unverifiable and skipped verdicts grouped per
+  contract and reason, are ``toolExecutionNotifications`` of the run
+  (``undecided_notifications`` says why not results).
 
 All text is ``text.xml_text``: no control characters, no code points that
 JSON-reading XML tools choke on.
@@ -45,6 +48,7 @@ LEVEL = {"high": "error", "medium": "warning", "low": "note"}
 SECURITY_SEVERITY = {"high": "8.0", "medium": "5.0", "low": "2.0"}
 INFORMATION_URI = "https://pypi.org/project/sponsio-audit/"
 _NO_LINES = {"otlp_proto", "unreadable", "unknown"}
+MAX_TRACE_IDS = 100
 
 
 def _trace_location(v: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
@@ -170,6 +174,41 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
     return out
 
 
+def undecided_notifications(data: ReportData, index: dict[str, int]) -> list[dict[str, Any]]:
+    """One ``note`` notification per (contract, verdict, reason) of the undecided verdicts.
+
+    Decision: not results. An unverifiable verdict is not a finding in the
+    code (nothing to fix at a line), and one alert per trace would bury the
+    violations on a dashboard; SARIF's notifications are "conditions met
+    while the tool ran", which is what "could not decide" is. Each names the
+    rule (``associatedRule``), sits on the contract's line, and lists the
+    traces (``properties.trace_ids``, first ``MAX_TRACE_IDS``) and their count.
+    """
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for u in getattr(data, "undecided", None) or []:
+        key = (u["contract_id"], u["verdict"], u.get("reason") or "no reason recorded")
+        groups.setdefault(key, []).append(u["trace_id"])
+    out = []
+    for (cid, verdict, reason), traces in groups.items():
+        c = data.contract(cid)
+        note: dict[str, Any] = {
+            "level": "note",
+            "message": {
+                "text": xml_text(f"{cid}: {verdict} on {len(traces)} trace(s): {reason}", 1200)
+            },
+            "associatedRule": {"id": xml_text(cid, 300), "index": index.get(cid, -1)},
+            "properties": {
+                "verdict": verdict,
+                "traces": len(traces),
+                "trace_ids": [xml_text(tid, 300) for tid in sorted(traces)[:MAX_TRACE_IDS]],
+            },
+        }
+        if c.get("file"):
+            note["locations"] = [{"physicalLocation": origin.location(c["file"], c.get("line"))}]
+        out.append(note)
+    return out
+
+
 def document(
     data: ReportData, options: RenderOptions | None = None, version: str = "0.1.0"
 ) -> dict[str, Any]:
@@ -190,6 +229,7 @@ def document(
         }
         for s in data.skipped
     ]
+    notifications += undecided_notifications(data, index)
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "originalUriBaseIds": {origin.SRCROOT: {"uri": origin.source_root().as_uri() + "/"}},

@@ -9,6 +9,8 @@ from a trace can inject ANSI escapes or rich markup.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -162,6 +164,50 @@ def skipped_table(data: ReportData) -> Table:
     return table
 
 
+def undecided_table(data: ReportData, top: int = TOP) -> Table:
+    """Unverifiable and skipped verdicts (first ``top``) with the recorded reason of each."""
+    rows = getattr(data, "undecided", None) or []
+    shown = rows if not top else rows[:top]
+    title = f"Unverifiable and skipped ({ranking.shown_of(len(shown), len(rows), SEE_ALL)})"
+    table = Table(title=title, title_justify="left")
+    table.add_column("contract", overflow="fold")
+    table.add_column("trace", no_wrap=True, min_width=TRACE_CHARS)
+    table.add_column("verdict")
+    table.add_column("reason", ratio=1, overflow="fold")
+    for u in shown:
+        table.add_row(
+            t(u["contract_id"], 60),
+            t(short_trace(str(u["trace_id"]))),
+            t(u["verdict"], 20, "yellow"),
+            t(u.get("reason") or "no reason recorded", 400),
+        )
+    return table
+
+
+def provenance_table(prov: dict[str, Any]) -> Table:
+    """What ran: tool and semantics version, time, command line, contract and input files."""
+    table = Table(title="Provenance", title_justify="left", show_header=False)
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_row("tool", t(f"sponsio-audit {prov.get('tool_version', '')}", 60))
+    table.add_row("semantics", t(prov.get("semantics_version", ""), 40))
+    table.add_row("run at", t(prov.get("run_at", ""), 40))
+    table.add_row("command", t(" ".join(prov.get("command") or []), 600))
+    for c in prov.get("contract_files", []):
+        name = c.get("pack") or c.get("path")
+        table.add_row("contracts", t(f"{name}  sha256 {c.get('sha256')}", 400))
+    for f in prov.get("inputs", []):
+        table.add_row(
+            "input",
+            t(
+                f"{f.get('path')}  {f.get('records')} records, {f.get('skipped')} skipped, "
+                f"sha256 {f.get('sha256')}",
+                400,
+            ),
+        )
+    return table
+
+
 def render(data: ReportData, console: Console, options: RenderOptions | None = None) -> None:
     """Print the whole ``table`` report on ``console``."""
     options = options or RenderOptions()
@@ -173,5 +219,10 @@ def render(data: ReportData, console: Console, options: RenderOptions | None = N
         console.print(view(data, options.limit))
     if data.guard_decisions:
         console.print(decisions_table(data))
+    if getattr(data, "undecided", None):
+        console.print(undecided_table(data, options.limit))
     if data.skipped:
         console.print(skipped_table(data))
+    prov = getattr(data, "provenance", None)
+    if prov:
+        console.print(provenance_table(prov))
