@@ -24,6 +24,7 @@ removes first what XML 1.0 cannot carry at all.
 
 from __future__ import annotations
 
+import shlex
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -116,6 +117,29 @@ def _case(
     return "pass"
 
 
+def _provenance(suite: ET.Element, prov: dict[str, Any]) -> None:
+    """The run's provenance as the suite's properties (JUnit's place for run facts)."""
+    if prov.get("run_at"):
+        suite.set("timestamp", x(prov["run_at"], 40))
+    props = ET.SubElement(suite, "properties")
+    facts = [
+        ("tool_version", prov.get("tool_version")),
+        ("semantics_version", prov.get("semantics_version")),
+        ("run_at", prov.get("run_at")),
+        ("command", shlex.join(prov.get("command") or [])),
+    ]
+    facts += [
+        ("contract_file", f"{c.get('pack') or c['path']} sha256 {c.get('sha256')}")
+        for c in prov.get("contract_files", [])
+    ]
+    facts += [
+        ("input_file", f"{f['path']} sha256 {f.get('sha256')} records {f.get('records')}")
+        for f in prov.get("inputs", [])
+    ]
+    for name, value in facts:
+        ET.SubElement(props, "property", name=name, value=x(value, 2000))
+
+
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The JUnit XML text (``data`` loaded with ``verdict_rows=True``)."""
     options = options or RenderOptions()
@@ -132,10 +156,15 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
         if v["path"] and v["trace_id"] not in trace_files:
             trace_files[v["trace_id"]] = [v["path"]]
     root = ET.Element("testsuites", name="sponsio-audit")
+    prov: dict[str, Any] = getattr(data, "provenance", None) or {}
+    if prov.get("run_at"):
+        root.set("timestamp", x(prov["run_at"], 40))
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for c in data.contracts:
         traces = by_contract.get(c["id"], {})
         suite = ET.SubElement(root, "testsuite", name=x(c["id"], 300))
+        if prov:
+            _provenance(suite, prov)
         counts = {"failure": 0, "recorded": 0, "skipped": 0, "pass": 0}
         for tid in sorted(traces):
             files = list(trace_files.get(tid, []))

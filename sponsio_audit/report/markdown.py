@@ -100,7 +100,8 @@ def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str
     if mine:
         shown = mine[:MAX_PER_CONTRACT]
         lines += [f"Violations ({ranking.shown_of(len(shown), len(mine), SEE_ALL)}):", ""]
-        lines += _table(_VIOLATION_HEAD, [_violation_row(x) for x in shown])
+        head = [h for h in _VIOLATION_HEAD if h != "contract"]
+        lines += _table(head, [_violation_row(x)[:1] + _violation_row(x)[2:] for x in shown])
         lines.append("")
     if undecided:
         shown_u = undecided[:MAX_PER_CONTRACT]

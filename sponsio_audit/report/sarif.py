@@ -35,6 +35,7 @@ JSON-reading XML tools choke on.
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from sponsio_audit import baseline
@@ -209,18 +210,35 @@ def undecided_notifications(data: ReportData, index: dict[str, int]) -> list[dic
     return out
 
 
-def document(
-    data: ReportData, options: RenderOptions | None = None, version: str = "0.1.0"
-) -> dict[str, Any]:
+def _artifacts(data: ReportData, prov: dict[str, Any]) -> list[dict[str, Any]]:
+    """The input files and the contract files, each with its sha-256."""
+    out = []
+    for f in data.files:
+        a: dict[str, Any] = {"location": origin.artifact(f["path"]), "roles": ["analysisTarget"]}
+        if f.get("sha256"):
+            a["hashes"] = {"sha-256": f["sha256"]}
+        out.append(a)
+    for c in prov.get("contract_files", []):
+        a = {"location": origin.artifact(c["path"]), "roles": ["policy"]}
+        if c.get("sha256"):
+            a["hashes"] = {"sha-256": c["sha256"]}
+        out.append(a)
+    return out
+
+
+def document(data: ReportData, options: RenderOptions | None = None) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
+    prov: dict[str, Any] = getattr(data, "provenance", None) or {}
     formats = {f["file_id"]: f["format"] for f in data.files}
     index = {c["id"]: i for i, c in enumerate(data.contracts)}
     driver = {
         "name": "sponsio-audit",
-        "version": version,
+        "version": prov.get("tool_version") or "unknown",
         "informationUri": INFORMATION_URI,
         "rules": [rule(c) for c in data.contracts],
     }
+    if prov.get("semantics_version"):
+        driver["properties"] = {"semantics_version": prov["semantics_version"]}
     notifications = [
         {
             "level": "warning",
@@ -230,11 +248,20 @@ def document(
         for s in data.skipped
     ]
     notifications += undecided_notifications(data, index)
+    invocation: dict[str, Any] = {
+        "executionSuccessful": True,
+        "toolExecutionNotifications": notifications,
+    }
+    if prov.get("run_at"):
+        invocation["startTimeUtc"] = prov["run_at"]
+    if prov.get("command"):
+        invocation["commandLine"] = xml_text(shlex.join(prov["command"]), 4000)
+        invocation["arguments"] = [xml_text(a, 1000) for a in prov["command"][1:]]
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "originalUriBaseIds": {origin.SRCROOT: {"uri": origin.source_root().as_uri() + "/"}},
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
-        "artifacts": [{"location": origin.artifact(f["path"])} for f in data.files],
+        "invocations": [invocation],
+        "artifacts": _artifacts(data, prov),
         "results": results(data, formats, index),
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -19,7 +19,6 @@ from rich.text import Text
 from sponsio_audit.evidence import clean
 from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
-from sponsio_audit.report.options import RenderOptions
 
 TOP = ranking.DEFAULT_LIMIT
 SEE_ALL = "--limit 0 lists all"
@@ -208,19 +207,18 @@ def provenance_table(prov: dict[str, Any]) -> Table:
     return table
 
 
-def render(data: ReportData, console: Console, options: RenderOptions | None = None) -> None:
-    """Print the whole ``table`` report on ``console``."""
-    options = options or RenderOptions()
+def render(data: ReportData, console: Console, top: int = TOP) -> None:
+    """Print the whole ``table`` report on ``console`` (the top ``top`` violations; 0: all)."""
     console.print(summary_panel(data))
     console.print(contract_table(data))
     if data.blamed:
         wide = console.width >= WIDE
         view = violations_table if wide else violations_list
-        console.print(view(data, options.limit))
+        console.print(view(data, top))
     if data.guard_decisions:
         console.print(decisions_table(data))
     if getattr(data, "undecided", None):
-        console.print(undecided_table(data, options.limit))
+        console.print(undecided_table(data, top))
     if data.skipped:
         console.print(skipped_table(data))
     prov = getattr(data, "provenance", None)
