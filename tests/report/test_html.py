@@ -110,3 +110,13 @@ def test_layout_fits_desktop_and_phone(page: Path, tmp_path: Path, width: int) -
     w, h = browser.screenshot(page, width, 1600, shot, tmp_path / "profile2")
     assert w == max(width, 500) and h == 1600
     assert shot.stat().st_size > 20_000  # rendered content, not a blank page
+
+
+def test_page_script_runs_under_its_own_policy(page: Path, tmp_path: Path) -> None:
+    """With scripts on, the CSP admits the page's script (pinned by hash): controls appear."""
+    dom = browser.run(page.as_uri(), tmp_path / "profile", "--dump-dom")
+    assert re.search(r'<p id="controls">', dom)  # unhidden by the script
+    assert len(_violation_rows(dom)) == len(planted()) + 1  # the script removed nothing
+    title = re.search(r"<title>(.*?)</title>", dom, re.S)
+    assert title is not None and title.group(1) == "sponsio-audit report"  # no planted script ran
+    assert "<img src=" not in dom
