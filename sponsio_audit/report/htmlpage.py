@@ -31,6 +31,7 @@ from sponsio_audit.evidence import clean
 from sponsio_audit.report import htmltimeline, ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions
+from sponsio_audit.report.xmlchars import legal
 
 MAX_ROWS = 2000
 SEE_ALL = "every violation is in <code>-f json</code> (or <code>-f sarif</code>)"
@@ -252,4 +253,4 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
         "script": SCRIPT,
     }
     template = files("sponsio_audit.report").joinpath("template.html").read_text("utf-8")
-    return _SLOT.sub(lambda m: slots[m.group(1)], template)
+    return legal(_SLOT.sub(lambda m: slots[m.group(1)], template))

@@ -31,6 +31,7 @@ from typing import Any
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.text import xml_text
+from sponsio_audit.report.xmlchars import legal
 
 _SKIP_REASON = {
     "unverifiable": "unverifiable: the trace did not record what the contract needs",
@@ -184,4 +185,4 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
     root.set("errors", "0")
     root.set("skipped", str(totals["skipped"]))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return legal(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

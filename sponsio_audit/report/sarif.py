@@ -43,6 +43,7 @@ from sponsio_audit.report import origin, rulehelp
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.text import xml_safe, xml_text
+from sponsio_audit.report.xmlchars import legal
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note"}
@@ -269,4 +270,4 @@ def document(data: ReportData, options: RenderOptions | None = None) -> dict[str
 
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The SARIF JSON text."""
-    return json.dumps(document(data, options), indent=2, ensure_ascii=False) + "\n"
+    return legal(json.dumps(document(data, options), indent=2, ensure_ascii=False)) + "\n"

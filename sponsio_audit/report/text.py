@@ -5,10 +5,11 @@ surrogates included). ``evidence.clean`` drops control and bidi
 characters and caps the length; the functions here add what one medium
 needs on top of it.
 
-- ``xml_text``: XML 1.0 cannot carry U+FFFE/U+FFFF, lone surrogates or
-  C0 controls other than tab/newline; they are replaced by U+FFFD, so
-  JUnit and SARIF (JSON read by XML-minded tools too) stay well formed
-  and UTF-8 encodable.
+- ``xml_text``: ``clean`` then ``xmlchars.legal`` (XML 1.0 cannot carry
+  U+FFFE/U+FFFF, lone surrogates or C0 controls other than tab/newline;
+  they become U+FFFD), so JUnit and SARIF stay well formed and UTF-8
+  encodable; every XML/JSON renderer also passes its finished text
+  through ``legal``.
 - ``md_text``: Markdown text with ``&``, ``<``, ``>`` as HTML entities and
   the active characters (``|``, backticks, ``[``/``]`` among them, so no
   link or image can be planted) backslash-escaped; an underscore between
@@ -27,8 +28,8 @@ import html
 import re
 
 from sponsio_audit.evidence import clean
+from sponsio_audit.report.xmlchars import legal
 
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _TICKS = re.compile(r"`+")
 _HTML_ACTIVE = re.compile(r"[<>&]")
 _MD_ACTIVE = re.compile(r"([\\`*\[\]|~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
@@ -38,13 +39,13 @@ def xml_text(value: object, limit: int = 500) -> str:
     """``value`` as text XML 1.0 (and UTF-8) can carry; None is ""."""
     if value is None:
         return ""
-    return _XML_ILLEGAL.sub("\ufffd", clean(value, limit))
+    return legal(clean(value, limit))
 
 
 def xml_safe(text: str) -> str:
     """``text`` (already built from cleaned pieces; newlines kept) with XML-illegal code points
     replaced."""
-    return _XML_ILLEGAL.sub("\ufffd", text)
+    return legal(text)
 
 
 def code_span(value: object, limit: int = 120, *, cell: bool = True) -> str:
