@@ -146,14 +146,18 @@ def _violations(data: ReportData, anchors: dict[str, str]) -> tuple[str, str]:
         anchor = anchors.get(v["trace_id"])
         trace = f'<a href="#{anchor}">{tid}</a>' if anchor else tid
         where = f"{e(v['path'], 300)}:{e(v['record'])}" if v["path"] else ""
+        sev = e(v["severity"], 10)
         rows.append(
-            f'<tr data-severity="{e(v["severity"], 10)}">'
-            f'<td class="sev-{e(v["severity"], 10)}" data-key="{_SEV_KEY.get(v["severity"], "9")}">'
-            f"{e(v['severity'])}</td>"
-            f'<td class="mono">{e(v["contract_id"])}</td><td class="mono">{trace}</td>'
-            f'<td class="num">{e(v["seq"])}</td><td class="mono">{e(v["span_id"])}</td>'
-            f"<td>{e(v['tool'])}</td><td>{e(v['evidence'], 300)}</td>"
-            f'<td class="mono">{where}</td></tr>'
+            f'<tr data-severity="{sev}">'
+            f'<td class="sev-{sev}" data-label="severity" '
+            f'data-key="{_SEV_KEY.get(v["severity"], "9")}">{e(v["severity"])}</td>'
+            f'<td class="mono" data-label="contract">{e(v["contract_id"])}</td>'
+            f'<td class="mono" data-label="trace">{trace}</td>'
+            f'<td class="num" data-label="step">{e(v["seq"])}</td>'
+            f'<td class="mono" data-label="span">{e(v["span_id"])}</td>'
+            f'<td data-label="tool">{e(v["tool"])}</td>'
+            f'<td data-label="evidence">{e(v["evidence"], 300)}</td>'
+            f'<td class="mono" data-label="file">{where}</td></tr>'
         )
     head = [
         '<th title="sort">severity</th>',
