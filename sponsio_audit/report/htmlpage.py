@@ -27,7 +27,7 @@ import html
 import re
 from importlib.resources import files
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report import htmltimeline, ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions

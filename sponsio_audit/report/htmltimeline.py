@@ -14,7 +14,7 @@ import html
 import re
 from typing import Any
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report import timeline
 from sponsio_audit.report.data import MAX_TIMELINE_EVENTS, ReportData
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sponsio_audit.evidence import clean
 from sponsio_audit.ltl.patterns import lookup
+from sponsio_audit.redact import clean
 from sponsio_audit.report.text import code_span, md_text
 
 

@@ -38,8 +38,7 @@ import json
 import shlex
 from typing import Any
 
-from sponsio_audit import baseline
-from sponsio_audit.report import origin, rulehelp
+from sponsio_audit.report import baseline, origin, rulehelp
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.text import xml_safe, xml_text

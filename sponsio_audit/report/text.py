@@ -27,7 +27,7 @@ from __future__ import annotations
 import html
 import re
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report.xmlchars import legal
 
 _TICKS = re.compile(r"`+")
