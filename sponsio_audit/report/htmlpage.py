@@ -181,7 +181,7 @@ def _violations(data: ReportData, anchors: dict[str, str]) -> tuple[str, str]:
 
 def _undecided(data: ReportData) -> str:
     """Unverifiable and skipped verdicts per contract and trace, with their reasons."""
-    rows_in = getattr(data, "undecided", None) or []
+    rows_in = data.undecided
     if not rows_in:
         return ""
     shown = rows_in[:MAX_ROWS]
@@ -234,7 +234,7 @@ def _skipped(data: ReportData) -> str:
 
 
 def _provenance(data: ReportData) -> str:
-    prov = getattr(data, "provenance", None)
+    prov = data.provenance
     return htmltimeline.provenance(prov) if prov else ""
 
 

@@ -125,12 +125,12 @@ def document(data: ReportData) -> dict[str, Any]:
     ]
     undecided = [
         {k: u.get(k) for k in ("trace_id", "contract_id", "guarantee", "verdict", "reason")}
-        for u in getattr(data, "undecided", None) or []
+        for u in data.undecided
     ]
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
-        "provenance": getattr(data, "provenance", None) or {},
+        "provenance": data.provenance,
         "summary": {
             **data.totals,
             "suppressed": data.suppressed,

@@ -152,12 +152,12 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
     viol: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for v in data.violations:
         viol.setdefault((v["contract_id"], v["trace_id"]), []).append(v)
-    trace_files = dict(getattr(data, "trace_files", {}) or {})
+    trace_files = dict(data.trace_files)
     for v in data.violations:  # violated traces name their file even without trace_files
         if v["path"] and v["trace_id"] not in trace_files:
             trace_files[v["trace_id"]] = [v["path"]]
     root = ET.Element("testsuites", name="sponsio-audit")
-    prov: dict[str, Any] = getattr(data, "provenance", None) or {}
+    prov: dict[str, Any] = data.provenance
     if prov.get("run_at"):
         root.set("timestamp", x(prov["run_at"], 40))
     totals = {"tests": 0, "failures": 0, "skipped": 0}

@@ -60,7 +60,7 @@ _VIOLATION_HEAD = ["severity", "contract", "trace", "step", "span", "tool", "evi
 
 
 def _provenance(data: ReportData) -> list[str]:
-    prov = getattr(data, "provenance", None)
+    prov = data.provenance
     if not prov:
         return []
     lines = [
@@ -85,7 +85,7 @@ def _provenance(data: ReportData) -> list[str]:
 def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str]:
     """The collapsed block of one contract: its violations, then its undecided traces."""
     mine = [v for v in data.blamed if v["contract_id"] == c["id"]]
-    undecided = [u for u in (getattr(data, "undecided", None) or []) if u["contract_id"] == c["id"]]
+    undecided = [u for u in (data.undecided) if u["contract_id"] == c["id"]]
     if not mine and not undecided:
         return []
     vc = r["verdicts"]

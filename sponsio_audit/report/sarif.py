@@ -186,7 +186,7 @@ def undecided_notifications(data: ReportData, index: dict[str, int]) -> list[dic
     traces (``properties.trace_ids``, first ``MAX_TRACE_IDS``) and their count.
     """
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for u in getattr(data, "undecided", None) or []:
+    for u in data.undecided:
         key = (u["contract_id"], u["verdict"], u.get("reason") or "no reason recorded")
         groups.setdefault(key, []).append(u["trace_id"])
     out = []
@@ -228,7 +228,7 @@ def _artifacts(data: ReportData, prov: dict[str, Any]) -> list[dict[str, Any]]:
 
 def document(data: ReportData, options: RenderOptions | None = None) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
-    prov: dict[str, Any] = getattr(data, "provenance", None) or {}
+    prov: dict[str, Any] = data.provenance
     formats = {f["file_id"]: f["format"] for f in data.files}
     index = {c["id"]: i for i, c in enumerate(data.contracts)}
     driver = {

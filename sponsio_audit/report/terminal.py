@@ -165,7 +165,7 @@ def skipped_table(data: ReportData) -> Table:
 
 def undecided_table(data: ReportData, top: int = TOP) -> Table:
     """Unverifiable and skipped verdicts (first ``top``) with the recorded reason of each."""
-    rows = getattr(data, "undecided", None) or []
+    rows = data.undecided
     shown = rows if not top else rows[:top]
     title = f"Unverifiable and skipped ({ranking.shown_of(len(shown), len(rows), SEE_ALL)})"
     table = Table(title=title, title_justify="left")
@@ -217,10 +217,10 @@ def render(data: ReportData, console: Console, top: int = TOP) -> None:
         console.print(view(data, top))
     if data.guard_decisions:
         console.print(decisions_table(data))
-    if getattr(data, "undecided", None):
+    if data.undecided:
         console.print(undecided_table(data, top))
     if data.skipped:
         console.print(skipped_table(data))
-    prov = getattr(data, "provenance", None)
+    prov = data.provenance
     if prov:
         console.print(provenance_table(prov))

@@ -77,11 +77,12 @@ def test_parquet_read_back_with_duckdb(tmp_path: Path, demo_json: dict[str, Any]
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "html", "junit", "sarif"])
-def test_report_rerenders_stored_audit(demo_db: Path, tmp_path: Path, fmt: str) -> None:
-    a, b = tmp_path / "scan.out", tmp_path / "report.out"
-    assert run("scan", TRACES, "-c", CONFIG, "-f", fmt, "-o", a).exit_code == 1
-    res = run("report", "--db", demo_db, "-f", fmt, "-o", b)
-    assert res.exit_code == 0, res.output
+def test_report_rerenders_stored_audit(tmp_path: Path, fmt: str) -> None:
+    """`report --db` renders what `scan --db` did, provenance (the scan's run) included."""
+    a, b, db = tmp_path / "scan.out", tmp_path / "report.out", tmp_path / "a.duckdb"
+    assert run("scan", TRACES, "-c", CONFIG, "--db", db, "-f", fmt, "-o", a).exit_code == 1
+    res = run("report", "--db", db, "-f", fmt, "-o", b, "--fail-on", "high")  # scan's default
+    assert res.exit_code == 1, res.output
     assert a.read_text() == b.read_text()
 
 

@@ -98,3 +98,18 @@ def test_results_link_the_trace_span_file_and_record(sarif: dict[str, Any]) -> N
     assert "region" not in rm
     # the blamed call plus every further offending one: calls 6..LOOP_N of run_tests
     assert len(result("coder-loop")["relatedLocations"]) == demo.LOOP_N - 5
+
+
+def test_primary_location_is_the_contract_line(sarif: dict[str, Any]) -> None:
+    """Each result sits on its contract's line in sponsio.yaml, relative to the repository."""
+    lines = CONFIG.read_text(encoding="utf-8").splitlines()
+    for r in sarif["runs"][0]["results"]:
+        loc = r["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"] == {
+            "uri": "fixtures/demo/sponsio.yaml",  # the checkout root is the repository's
+            "uriBaseId": "%SRCROOT%",
+        }
+        want = next(i for i, line in enumerate(lines, 1) if line.strip() == f"- id: {r['ruleId']}")
+        assert loc["region"]["startLine"] == want
+    root = sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+    assert root.startswith("file:///") and root.endswith("/")
