@@ -31,6 +31,7 @@ from sponsio_audit.redact import clean
 from sponsio_audit.report import htmltimeline, ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions
+from sponsio_audit.report.text import NO_REASON
 from sponsio_audit.report.xmlchars import legal
 
 MAX_ROWS = 2000
@@ -188,7 +189,7 @@ def _undecided(data: ReportData) -> str:
     rows = [
         f'<tr><td class="mono">{e(u["contract_id"])}</td><td class="mono">{e(u["trace_id"], 300)}'
         f'</td><td class="num">{e(u["guarantee"])}</td><td>{e(u["verdict"])}</td>'
-        f"<td>{e(u.get('reason') or 'no reason recorded', 600)}</td></tr>"
+        f"<td>{e(u.get('reason') or NO_REASON, 600)}</td></tr>"
         for u in shown
     ]
     head = [f"<th>{h}</th>" for h in ("contract", "trace", "guarantee", "verdict", "reason")]

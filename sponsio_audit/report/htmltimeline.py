@@ -132,8 +132,19 @@ def timelines(data: ReportData, anchor_of: dict[str, str]) -> str:
     return note + "".join(parts)
 
 
+MAX_INPUTS = 100
+
+
 def provenance(prov: dict[str, Any]) -> str:
-    """The run's provenance: tool and semantics version, time, command line, inputs, contracts."""
+    """The run's provenance: a summary line, the details (command, contract files with their
+    sha256, input files with counts) one click away."""
+    configs = prov.get("contract_files", [])
+    inputs = prov.get("inputs", [])
+    head = (
+        f"sponsio-audit {e(prov.get('tool_version'))}, semantics {e(prov.get('semantics_version'))}"
+        f", run at {e(prov.get('run_at'))}: {len(configs)} contract file(s), "
+        f"{len(inputs)} input file(s)"
+    )
     facts = [
         ("tool", f"sponsio-audit {prov.get('tool_version', '')}"),
         ("semantics", prov.get("semantics_version", "")),
@@ -141,18 +152,26 @@ def provenance(prov: dict[str, Any]) -> str:
         ("command", " ".join(prov.get("command", []) or [])),
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd><code>{e(v, 1000)}</code></dd>" for k, v in facts)
-    configs = "".join(
-        f"<li><code>{e(c.get('path') or c.get('pack'), 300)}</code> sha256 "
-        f"<code>{e(c.get('sha256'), 64)}</code></li>"
-        for c in prov.get("contract_files", [])
+    items = "".join(
+        f"<li><code>{e(c.get('path'), 300)}</code>"
+        + (f" (pack <code>{e(c['pack'])}</code>)" if c.get("pack") else "")
+        + f": {e(c.get('contracts'))} contract(s), sha256 <code>{e(c.get('sha256'), 64)}</code>"
+        "</li>"
+        for c in configs
     )
-    inputs = "".join(
-        f"<li><code>{e(f.get('path'), 300)}</code>: {e(f.get('records'))} records, "
-        f"{e(f.get('skipped'))} skipped, sha256 <code>{e(f.get('sha256'), 64)}</code></li>"
-        for f in prov.get("inputs", [])
+    files = "".join(
+        f"<li><code>{e(f.get('path'), 300)}</code> ({e(f.get('format'))}): "
+        f"{e(f.get('records'))} records, {e(f.get('skipped'))} skipped, "
+        f"sha256 <code>{e(f.get('sha256'), 64)}</code></li>"
+        for f in inputs[:MAX_INPUTS]
+    )
+    more = (
+        f"<p>First {MAX_INPUTS} of {len(inputs)} input files; <code>-f json</code> lists all.</p>"
+        if len(inputs) > MAX_INPUTS
+        else ""
     )
     return (
-        f'<section id="provenance"><h2>Provenance</h2><dl>{dl}</dl>'
-        f"<h3>Contract files and packs</h3><ul>{configs}</ul>"
-        f"<h3>Input files</h3><ul>{inputs}</ul></section>"
+        f'<section id="provenance"><details><summary>{head}</summary><dl>{dl}</dl>'
+        f"<h3>Contract files and packs</h3><ul>{items}</ul>"
+        f"<h3>Input files</h3>{more}<ul>{files}</ul></details></section>"
     )

@@ -25,7 +25,7 @@ from sponsio_audit.redact import clean
 from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions
-from sponsio_audit.report.text import code_span, md_text
+from sponsio_audit.report.text import NO_REASON, code_span, md_text
 
 MAX_PER_CONTRACT = 100
 SEE_ALL = "`--limit 0` lists all; `-f json` has every violation"
@@ -72,14 +72,28 @@ def _provenance(data: ReportData) -> list[str]:
         "",
     ]
     rows = [
-        [code_span(c.get("path") or c.get("pack"), 200), "contracts", code_span(c.get("sha256"))]
+        [
+            code_span(c.get("path"), 300),
+            f"pack {code_span(c['pack'], 100)}" if c.get("pack") else "contracts",
+            f"{c.get('contracts')} contract(s)",
+            code_span(c.get("sha256")),
+        ]
         for c in prov.get("contract_files", [])
     ]
+    inputs = prov.get("inputs", [])
     rows += [
-        [code_span(f.get("path"), 200), f"{f.get('records')} records", code_span(f.get("sha256"))]
-        for f in prov.get("inputs", [])
+        [
+            code_span(f.get("path"), 300),
+            md(f.get("format")),
+            f"{f.get('records')} records, {f.get('skipped')} skipped",
+            code_span(f.get("sha256")),
+        ]
+        for f in inputs[:MAX_PER_CONTRACT]
     ]
-    return lines + _table(["file", "what", "sha256"], rows) if rows else lines
+    if len(inputs) > MAX_PER_CONTRACT:
+        shown = f"first {MAX_PER_CONTRACT} of {len(inputs)}"
+        lines += [f"Input files: {shown}; `-f json` lists all.", ""]
+    return lines + _table(["file", "kind", "counts", "sha256"], rows) if rows else lines
 
 
 def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str]:
@@ -117,7 +131,7 @@ def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str
                     code_span(u["trace_id"], 200),
                     md(u["guarantee"]),
                     md(u["verdict"]),
-                    md(u.get("reason") or "no reason recorded", 400),
+                    md(u.get("reason") or NO_REASON, 400),
                 ]
                 for u in shown_u
             ],

@@ -41,7 +41,7 @@ from typing import Any
 from sponsio_audit.report import baseline, origin, rulehelp
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
-from sponsio_audit.report.text import xml_safe, xml_text
+from sponsio_audit.report.text import NO_REASON, xml_safe, xml_text
 from sponsio_audit.report.xmlchars import legal
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -187,7 +187,7 @@ def undecided_notifications(data: ReportData, index: dict[str, int]) -> list[dic
     """
     groups: dict[tuple[str, str, str], list[str]] = {}
     for u in data.undecided:
-        key = (u["contract_id"], u["verdict"], u.get("reason") or "no reason recorded")
+        key = (u["contract_id"], u["verdict"], u.get("reason") or NO_REASON)
         groups.setdefault(key, []).append(u["trace_id"])
     out = []
     for (cid, verdict, reason), traces in groups.items():

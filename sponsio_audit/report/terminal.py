@@ -19,6 +19,7 @@ from rich.text import Text
 from sponsio_audit.redact import clean
 from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
+from sponsio_audit.report.text import NO_REASON
 
 TOP = ranking.DEFAULT_LIMIT
 SEE_ALL = "--limit 0 lists all"
@@ -178,7 +179,7 @@ def undecided_table(data: ReportData, top: int = TOP) -> Table:
             t(u["contract_id"], 60),
             t(short_trace(str(u["trace_id"]))),
             t(u["verdict"], 20, "yellow"),
-            t(u.get("reason") or "no reason recorded", 400),
+            t(u.get("reason") or NO_REASON, 400),
         )
     return table
 

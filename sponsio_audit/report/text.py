@@ -30,6 +30,8 @@ import re
 from sponsio_audit.redact import clean
 from sponsio_audit.report.xmlchars import legal
 
+NO_REASON = "no reason recorded (the trace lacks a fact the contract needs)"
+"""Shown for an unverifiable verdict whose reason column is empty."""
 _TICKS = re.compile(r"`+")
 _HTML_ACTIVE = re.compile(r"[<>&]")
 _MD_ACTIVE = re.compile(r"([\\`*\[\]|~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
