@@ -17,7 +17,8 @@ Modelled on what GitHub code scanning documents it reads (and semgrep writes):
   location's ``logicalLocations`` and the first ``relatedLocations``; every
   further offending event of the same guarantee follows as a related
   location (one alert per violation, not per event, so a dashboard's
-  count equals the report's);
+  count equals the report's; at most ``MAX_RELATED``, the message says how
+  many more there are);
 - ``partialFingerprints``: ``sponsioAudit/v1`` is the baseline fingerprint,
   and ``primaryLocationLineHash`` is set to it as well, so that GitHub
   does not merge the alerts of one contract (they share its line) into
@@ -50,6 +51,7 @@ SECURITY_SEVERITY = {"high": "8.0", "medium": "5.0", "low": "2.0"}
 INFORMATION_URI = "https://pypi.org/project/sponsio-audit/"
 _NO_LINES = {"otlp_proto", "unreadable", "unknown"}
 MAX_TRACE_IDS = 100
+MAX_RELATED = 1000  # GitHub code scanning reads at most 1000 locations of a result
 
 
 def _trace_location(v: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
@@ -144,15 +146,19 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
                 "logicalLocations": logical(o),
                 "message": {"text": _event_text(o, role)},
             }
-            for k, (o, role) in enumerate(events)
+            for k, (o, role) in enumerate(events[:MAX_RELATED])
         ]
+        more = len(events) - len(related)
         fingerprint = baseline.fingerprint(v, c)
+        message = _message(v)
+        if more:
+            message += xml_text(f" ({more} further offending events not listed; -f json lists all)")
         out.append(
             {
                 "ruleId": xml_text(v["contract_id"], 300),
                 "ruleIndex": index.get(v["contract_id"], -1),
                 "level": LEVEL.get(v["severity"], "error"),
-                "message": {"text": _message(v)},
+                "message": {"text": message},
                 "locations": [_primary(c, v, formats)],
                 "relatedLocations": related,
                 "partialFingerprints": {
@@ -169,6 +175,8 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
                     "file": xml_text(v["path"] or "", 1000),
                     "record": v["record"],
                     "severity": v["severity"],
+                    "offending_events": len(events),
+                    "offending_events_listed": len(related),
                 },
             }
         )
@@ -219,7 +227,8 @@ def _artifacts(data: ReportData, prov: dict[str, Any]) -> list[dict[str, Any]]:
             a["hashes"] = {"sha-256": f["sha256"]}
         out.append(a)
     for c in prov.get("contract_files", []):
-        a = {"location": origin.artifact(c["path"]), "roles": ["policy"]}
+        role = "toolSpecifiedConfiguration" if c.get("pack") else "userSpecifiedConfiguration"
+        a = {"location": origin.artifact(c["path"]), "roles": [role]}
         if c.get("sha256"):
             a["hashes"] = {"sha-256": c["sha256"]}
         out.append(a)
