@@ -104,7 +104,7 @@ def rule(c: dict[str, Any]) -> dict[str, Any]:
         "defaultConfiguration": {"level": LEVEL.get(c["severity"], "error")},
         "properties": {
             "security-severity": SECURITY_SEVERITY.get(c["severity"], "8.0"),
-            "tags": [xml_text(t, 200) for t in tags],
+            "tags": [xml_text(t, 200) for t in tags[:20]],  # GitHub reads 20 tags a rule
             "precision": "very-high",
             "severity": c["severity"],
             "strategy": c["strategy"],
