@@ -19,10 +19,13 @@ Modelled on what GitHub code scanning documents it reads (and semgrep writes):
   location (one alert per violation, not per event, so a dashboard's
   count equals the report's; at most ``MAX_RELATED``, the message says how
   many more there are);
-- ``partialFingerprints``: ``sponsioAudit/v1`` is the baseline fingerprint,
-  and ``primaryLocationLineHash`` is set to it as well, so that GitHub
-  does not merge the alerts of one contract (they share its line) into
-  one;
+- ``partialFingerprints``: ``sponsioAudit/v1`` is the baseline fingerprint;
+  ``primaryLocationLineHash`` is ``<fingerprint>:<n>``, n counting the
+  results of that fingerprint in report order (GitHub's own ``hash:n``
+  scheme for identical lines), so that GitHub neither merges two
+  violations of one run (they share the contract's line, and a baseline
+  fingerprint may leave out the trace) nor loses an alert's identity from
+  one run to the next;
 - a contract with no recorded file (given from Python) is placed on the
   blamed event's input file instead;
 - skipped inputs, and the unverifiable and skipped verdicts grouped per
@@ -135,6 +138,7 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
         if not v["blamed"]:
             others.setdefault((v["trace_id"], v["contract_id"], v["guarantee"]), []).append(v)
     out = []
+    seen: dict[str, int] = {}
     for v in data.blamed:
         c = data.contract(v["contract_id"])
         events = [(v, "blamed event"), *((o, "also offending") for o in others.get(
@@ -150,6 +154,7 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
         ]
         more = len(events) - len(related)
         fingerprint = baseline.fingerprint(v, c)
+        seen[fingerprint] = seen.get(fingerprint, 0) + 1
         message = _message(v)
         if more:
             message += xml_text(f" ({more} further offending events not listed; -f json lists all)")
@@ -163,7 +168,7 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
                 "relatedLocations": related,
                 "partialFingerprints": {
                     "sponsioAudit/v1": fingerprint,
-                    "primaryLocationLineHash": fingerprint,
+                    "primaryLocationLineHash": f"{fingerprint}:{seen[fingerprint]}",
                 },
                 "properties": {
                     "trace_id": xml_text(v["trace_id"], 300),

@@ -31,7 +31,8 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, datetime, d
     """An audit by the real command line (a subprocess: its argv is the command recorded)."""
     db = tmp_path_factory.mktemp("prov") / "a.duckdb"
     before = datetime.now(timezone.utc).replace(microsecond=0)
-    cmd = [sys.executable, "-m", "sponsio_audit.cli", "scan", str(TRACES), "-c", str(CONFIG)]
+    cli = "from sponsio_audit.cli import app; app()"  # the console script's entry point
+    cmd = [sys.executable, "-c", cli, "scan", str(TRACES), "-c", str(CONFIG)]
     proc = subprocess.run(
         [*cmd, "--db", str(db), "-q"], capture_output=True, text=True, check=False
     )
