@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,8 @@ def _trace_id(db: Path) -> str:
 def test_json_lists_each_with_its_reason(corpus: tuple[Path, Path, Path], tmp_path: Path) -> None:
     _, _, db = corpus
     doc = json.loads(_report(db, "json", tmp_path))
+    schema = json.loads(files("sponsio_audit.report").joinpath("report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
     tid = _trace_id(db)
     got = {(u["trace_id"], u["contract_id"], u["verdict"]) for u in doc["undecided"]}
     assert got == {(tid, UNVERIFIABLE, "unverifiable"), (tid, SKIPPED, "skipped")}
