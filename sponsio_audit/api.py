@@ -14,8 +14,13 @@ How views are formed (SEMANTICS.md §1) is documented in ``engine``.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +42,11 @@ STORE_TABLES = (
     "verdicts",
     "violations",
     "contracts",
+    "provenance",
 )
+SEMANTICS_VERSION = "1"
+"""Revision of the verdict semantics (docs' SEMANTICS.md) the engines implement; bumped
+when a verdict of the same trace and contract may change."""
 
 CONTRACTS_SCHEMA = pa.schema(
     [
@@ -51,9 +60,12 @@ CONTRACTS_SCHEMA = pa.schema(
         pa.field("guarantees", pa.list_(pa.string())),
         pa.field("patterns", pa.list_(pa.string())),
         pa.field("skipped", pa.list_(pa.string())),
+        pa.field("file", pa.string()),
+        pa.field("line", pa.int64()),
     ]
 )
-"""The ``contracts`` table: one row per contract audited, lists per guarantee."""
+"""The ``contracts`` table: one row per contract audited, lists per guarantee; ``file`` and
+``line`` locate it in its sponsio.yaml (null when given from Python)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,8 @@ class AuditResult:
     verdicts: pa.Table
     violations: pa.Table
     summary: Summary
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """What ran, when, on what (``provenance``); stored as the ``provenance`` table."""
 
     def table(self, name: str) -> pa.Table:
         """A table of the store (files, skipped, spans, events, contracts, …) as Arrow."""
@@ -119,6 +133,7 @@ def audit(
     agent: str | None = None,
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
+    command: Sequence[str] | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -129,7 +144,9 @@ def audit(
     ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
     The verdicts, violations and contracts replace any earlier ones in the
     store. ``progress`` is told each stage as it starts ("reading traces…").
+    ``command`` is the command line recorded in the provenance (``sys.argv`` when None).
     """
+    started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
@@ -157,8 +174,15 @@ def audit(
     if empty:
         raw = pa.concat_tables([raw, empty_raw([t for (t,) in empty], cs, perms)])
     verdicts, violations = build_tables(raw, events, cs)
-    _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
-    return AuditResult(store, cs, verdicts, violations, summary(store))
+    prov = provenance(store, cs, getattr(contracts, "files", ()), started, command)
+    _save(
+        store,
+        verdicts=verdicts,
+        violations=violations,
+        contracts=contracts_table(cs),
+        provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
+    )
+    return AuditResult(store, cs, verdicts, violations, summary(store), prov)
 
 
 EMPTY_TRACES = (
@@ -184,10 +208,66 @@ def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
             "guarantees": [g.text for g in c.guarantees],
             "patterns": [g.pattern for g in c.guarantees],
             "skipped": [g.skipped for g in c.guarantees],
+            "file": c.origin[0] if c.origin else None,
+            "line": c.origin[1] if c.origin else None,
         }
         for c in sorted(contracts, key=lambda c: c.id)
     ]
     return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def provenance(
+    store: Store,
+    contracts: Sequence[Contract],
+    config_files: Sequence[str | Path],
+    started: datetime,
+    command: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """What ran, when, on what: tool and semantics version, start time, command line, each
+    contract file (the configuration's files, then any other file a contract came from)
+    with its sha256, pack name and contract count, each input file with its counts."""
+    from sponsio_audit.config import shipped_packs
+
+    try:
+        tool_version = version("sponsio-audit")
+    except PackageNotFoundError:
+        tool_version = "unknown"
+    packs = {p.resolve(): name for name, p in shipped_packs()}
+    paths = [str(Path(p).resolve()) for p in config_files]
+    paths += [c.origin[0] for c in contracts if c.origin]
+    contract_files = [
+        {
+            "path": path,
+            "pack": packs.get(Path(path)),
+            "sha256": _sha256(Path(path)),
+            "contracts": sum(1 for c in contracts if c.origin and c.origin[0] == path),
+        }
+        for path in dict.fromkeys(paths)
+    ]
+    cur = store.con.cursor().execute(
+        "SELECT f.path, f.format, f.bytes, f.sha256, f.records, f.skipped, "
+        "(SELECT count(*) FROM spans s WHERE s.file_id = f.file_id) AS spans, "
+        "(SELECT count(*) FROM events e WHERE e.file_id = f.file_id) AS events "
+        "FROM files f ORDER BY f.file_id"
+    )
+    names = [d[0] for d in cur.description or ()]
+    inputs = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return {
+        "tool": "sponsio-audit",
+        "tool_version": tool_version,
+        "semantics_version": SEMANTICS_VERSION,
+        "run_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": list(sys.argv if command is None else command),
+        "contract_files": contract_files,
+        "inputs": inputs,
+    }
 
 
 def _save(store: Store, **tables: pa.Table) -> None:

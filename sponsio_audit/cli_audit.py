@@ -33,6 +33,7 @@ from sponsio_audit.report import baseline as baselines
 from sponsio_audit.report import explain as explain_view
 from sponsio_audit.report import render, terminal
 from sponsio_audit.report.data import SEVERITY_RANK, ReportData, load
+from sponsio_audit.report.options import RenderOptions
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 PROGRESS_DELAY = 0.5  # seconds before the spinner shows
@@ -173,21 +174,24 @@ def failing(data: ReportData, fail_on: str) -> int:
     return sum(1 for v in data.blamed if SEVERITY_RANK.get(v["severity"], 0) <= limit)
 
 
-def emit(data: ReportData, fmt: str, output: Path | None, quiet: bool) -> None:
+def emit(
+    data: ReportData, fmt: str, output: Path | None, quiet: bool, fail_on: str = "high"
+) -> None:
     """Write the report to ``output`` or stdout (nothing on stdout with ``quiet``)."""
+    options = RenderOptions(fail_on=fail_on)
     if output is not None:
         if fmt == "table":
             with output.open("w", encoding="utf-8") as f:
                 terminal.render(data, Console(file=f, width=140, no_color=True, highlight=False))
         else:
-            output.write_text(render(data, fmt), encoding="utf-8")
+            output.write_text(render(data, fmt, options), encoding="utf-8")
         return
     if quiet:
         return
     if fmt == "table":
         terminal.render(data, Console(highlight=False))
     else:
-        sys.stdout.write(render(data, fmt))
+        sys.stdout.write(render(data, fmt, options))
         sys.stdout.flush()
 
 
@@ -285,7 +289,7 @@ def scan(
                 from sponsio_audit.report import parquet as parquet_out
 
                 parquet_out.write(store, data, parquet)
-        emit(data, fmt.value, output, quiet)
+        emit(data, fmt.value, output, quiet, fail_on.value)
     finally:
         if store is not None:
             store.close()
@@ -328,7 +332,7 @@ def report(
         raise _fail([f"{db}: {e}"]) from None
     finally:
         store.close()
-    emit(data, fmt.value, output, quiet=False)
+    emit(data, fmt.value, output, quiet=False, fail_on=fail_on.value)
     _exit(data, fail_on.value, strict=False)
 
 

@@ -281,6 +281,8 @@ class _Loader:
 
     def add(self, doc: Doc, path: YamlPath, contract: Contract) -> None:
         where = f"{doc.label}: {render(path)}"
+        if doc.path is not None:
+            contract = replace(contract, origin=(str(doc.path), doc.line(path)))
         if contract.id in self.seen_ids:
             doc.err(
                 path,

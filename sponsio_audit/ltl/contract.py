@@ -80,6 +80,9 @@ class Contract:
     strategy: Strategy = field(default_factory=Strategy)
     source: str | None = None
     per_agent: bool = False  # segregation_of_duty: evaluated on each agent's events apart
+    origin: tuple[str, int | None] | None = field(default=None, compare=False)
+    """(file, line) of the contract in its sponsio.yaml when loaded from one (reports
+    place it there); not part of its identity."""
 
     def formulas(self) -> list[Formula]:
         """Every formula that is evaluated offline (skipped clauses left out)."""

@@ -19,6 +19,7 @@ triple are its further offending events.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,7 +50,11 @@ class ReportData:
     ``guard_decisions``). ``verdict_rows``
     (the whole ``verdicts`` table, one row per trace × guarantee) is loaded
     only on request (``load(…, verdict_rows=True)``: JUnit lists every
-    trace of every contract); everything else uses the grouped counts.
+    trace of every contract, with ``trace_files``: the input files of each
+    trace); everything else uses the grouped counts. ``undecided`` holds the
+    unverifiable and skipped verdicts with their recorded ``reason``;
+    ``provenance`` what ran, when, on what (``api.provenance``; empty for an
+    audit stored before it existed).
     """
 
     totals: dict[str, int]
@@ -64,6 +69,9 @@ class ReportData:
     verdict_rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
     counts_by_contract: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     guard_decisions: list[dict[str, Any]] = field(default_factory=list)
+    undecided: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    trace_files: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @property
     def blamed(self) -> list[dict[str, Any]]:
@@ -251,7 +259,33 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
         else [],
         counts_by_contract=by_contract,
         guard_decisions=guard_decisions(store),
+        undecided=_rows(
+            store,
+            "SELECT trace_id, contract_id, guarantee, verdict, reason FROM verdicts "
+            "WHERE verdict IN ('unverifiable', 'skipped') "
+            "ORDER BY contract_id, trace_id, guarantee",
+        ),
+        provenance=_provenance(store),
+        trace_files=_trace_files(store) if verdict_rows else {},
     )
+
+
+def _provenance(store: Store) -> dict[str, Any]:
+    if not _has(store, "provenance"):
+        return {}
+    rows = _rows(store, "SELECT doc FROM provenance")
+    doc: dict[str, Any] = json.loads(rows[0]["doc"]) if rows else {}
+    return doc
+
+
+def _trace_files(store: Store) -> dict[str, list[str]]:
+    """The input files each trace's events came from (sorted paths)."""
+    rows = _rows(
+        store,
+        "SELECT e.trace_id, list(DISTINCT f.path ORDER BY f.path) AS paths "
+        "FROM events e JOIN files f USING (file_id) GROUP BY e.trace_id",
+    )
+    return {r["trace_id"]: list(r["paths"]) for r in rows}
 
 
 def trace_events(store: Store, trace_id: str) -> list[dict[str, Any]]:

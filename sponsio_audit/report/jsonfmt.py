@@ -1,10 +1,16 @@
-"""The ``json`` format: one document, schema ``sponsio-audit/report/1``.
+"""The ``json`` format: one document, schema ``sponsio-audit/report/1``, version ``1.1``.
 
 The shape is fixed by ``report.schema.json`` (JSON Schema 2020-12, shipped
 with the package; tests validate every output against it). Top level:
 
 - ``schema``: ``"sponsio-audit/report/1"``; a change that removes or
-  retypes a field bumps the number, adding optional fields does not;
+  retypes a field bumps the number, adding fields does not;
+- ``schema_version``: ``"1.1"``, the minor number counting additions
+  (1.1: ``provenance``, ``undecided``, each contract's ``file`` and
+  ``line``);
+- ``provenance``: tool and semantics version, time of the run, command
+  line, each contract file or pack with its sha256 and contract count,
+  each input file with its sha256 and counts (records, skipped, spans);
 - ``summary``: input and verdict totals, ``violations`` (after a baseline)
   and ``suppressed`` (hidden by it);
 - ``inputs``: ``files`` (path, format, bytes, sha256, records, skipped)
@@ -15,6 +21,10 @@ with the package; tests validate every output against it). Top level:
   blamed event (step, span, tool, agent, file, record), the evidence, the
   step that opened a liveness obligation, every further offending event,
   and the baseline fingerprint;
+- ``undecided``: one entry per (trace, contract, guarantee) whose verdict
+  is ``unverifiable`` (the recorded facts cannot decide it) or
+  ``skipped`` (not evaluated offline), with the recorded ``reason`` (which
+  atom lacked which field at which step, and how to record it) or null;
 - ``guard_decisions``: the guard's recorded decisions (session logs and
   Sponsio verdict spans), one entry per contract id (null: calls no
   contract checked) with ``results`` (counts of blocked, escalated,
@@ -32,8 +42,11 @@ from typing import Any
 
 from sponsio_audit.report import baseline
 from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.options import RenderOptions
+from sponsio_audit.report.xmlchars import legal
 
 SCHEMA = "sponsio-audit/report/1"
+SCHEMA_VERSION = "1.1"
 
 
 def _event(v: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +105,8 @@ def document(data: ReportData) -> dict[str, Any]:
                 "strategy": c["strategy"],
                 "safe_tool": c["safe_tool"],
                 "source": c["source"],
+                "file": c.get("file"),
+                "line": c.get("line"),
                 "guarantees": [
                     {"index": i, "text": text, "pattern": p, "skipped": s}
                     for i, (text, p, s) in enumerate(
@@ -108,8 +123,14 @@ def document(data: ReportData) -> dict[str, Any]:
         {k: f[k] for k in ("file_id", "path", "format", "bytes", "sha256", "records", "skipped")}
         for f in data.files
     ]
+    undecided = [
+        {k: u.get(k) for k in ("trace_id", "contract_id", "guarantee", "verdict", "reason")}
+        for u in data.undecided
+    ]
     return {
         "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "provenance": data.provenance,
         "summary": {
             **data.totals,
             "suppressed": data.suppressed,
@@ -118,6 +139,7 @@ def document(data: ReportData) -> dict[str, Any]:
         "inputs": {"files": files, "skipped": data.skipped},
         "contracts": contracts,
         "violations": violations(data),
+        "undecided": undecided,
         "guard_decisions": [
             {"contract_id": d["contract_id"], "results": dict(d["results"]), "total": d["total"]}
             for d in data.guard_decisions
@@ -125,6 +147,6 @@ def document(data: ReportData) -> dict[str, Any]:
     }
 
 
-def render(data: ReportData) -> str:
+def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The JSON text (2-space indent, stable key order as built)."""
-    return json.dumps(document(data), indent=2, ensure_ascii=False) + "\n"
+    return legal(json.dumps(document(data), indent=2, ensure_ascii=False)) + "\n"

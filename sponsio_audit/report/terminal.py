@@ -9,15 +9,20 @@ from a trace can inject ANSI escapes or rich markup.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from sponsio_audit.redact import clean
+from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
+from sponsio_audit.report.text import NO_REASON
 
-TOP = 20
+TOP = ranking.DEFAULT_LIMIT
+SEE_ALL = "--limit 0 lists all"
 WIDE = 120  # narrower consoles get the violations as a two-line list
 TRACE_CHARS = 12  # trace ids are shown by prefix; `explain --trace PREFIX` accepts it
 _SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
@@ -80,11 +85,16 @@ def contract_table(data: ReportData) -> Table:
     return table
 
 
+def _title(shown: int, total: int) -> str:
+    return f"Top violations ({ranking.shown_of(shown, total, SEE_ALL)})"
+
+
 def violations_list(data: ReportData, top: int = TOP) -> Group:
-    """The first ``top`` violations as two-line entries (for consoles narrower than ``WIDE``)."""
+    """The top ``top`` violations (``ranking.top``) as two-line entries (narrow consoles)."""
     blamed = data.blamed
-    lines = [Text(f"Top violations ({min(top, len(blamed))} of {len(blamed)})", style="italic")]
-    for v in blamed[:top]:
+    shown = ranking.top(blamed, top)
+    lines = [Text(_title(len(shown), len(blamed)), style="italic")]
+    for v in shown:
         head = Text.assemble(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
             " ",
@@ -99,17 +109,18 @@ def violations_list(data: ReportData, top: int = TOP) -> Group:
 
 
 def violations_table(data: ReportData, top: int = TOP) -> Table:
-    """The first ``top`` violations: severity, contract, trace (prefix), step, tool, evidence."""
+    """The top ``top`` violations (by severity, spread across contracts): severity, contract,
+    trace (prefix), step, tool, evidence."""
     blamed = data.blamed
-    title = f"Top violations ({min(top, len(blamed))} of {len(blamed)})"
-    table = Table(title=title, title_justify="left")
+    shown = ranking.top(blamed, top)
+    table = Table(title=_title(len(shown), len(blamed)), title_justify="left")
     table.add_column("severity")
     table.add_column("contract", overflow="fold")
     table.add_column("trace", no_wrap=True, min_width=TRACE_CHARS)
     table.add_column("step", justify="right")
     table.add_column("tool", overflow="fold")
     table.add_column("evidence", ratio=1)
-    for v in blamed[:top]:
+    for v in shown:
         table.add_row(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
             t(v["contract_id"], 60),
@@ -153,14 +164,64 @@ def skipped_table(data: ReportData) -> Table:
     return table
 
 
-def render(data: ReportData, console: Console) -> None:
-    """Print the whole ``table`` report on ``console``."""
+def undecided_table(data: ReportData, top: int = TOP) -> Table:
+    """Unverifiable and skipped verdicts (first ``top``) with the recorded reason of each."""
+    rows = data.undecided
+    shown = rows if not top else rows[:top]
+    title = f"Unverifiable and skipped ({ranking.shown_of(len(shown), len(rows), SEE_ALL)})"
+    table = Table(title=title, title_justify="left")
+    table.add_column("contract", overflow="fold")
+    table.add_column("trace", no_wrap=True, min_width=TRACE_CHARS)
+    table.add_column("verdict")
+    table.add_column("reason", ratio=1, overflow="fold")
+    for u in shown:
+        table.add_row(
+            t(u["contract_id"], 60),
+            t(short_trace(str(u["trace_id"]))),
+            t(u["verdict"], 20, "yellow"),
+            t(u.get("reason") or NO_REASON, 400),
+        )
+    return table
+
+
+def provenance_table(prov: dict[str, Any]) -> Table:
+    """What ran: tool and semantics version, time, command line, contract and input files."""
+    table = Table(title="Provenance", title_justify="left", show_header=False)
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_row("tool", t(f"sponsio-audit {prov.get('tool_version', '')}", 60))
+    table.add_row("semantics", t(prov.get("semantics_version", ""), 40))
+    table.add_row("run at", t(prov.get("run_at", ""), 40))
+    table.add_row("command", t(" ".join(prov.get("command") or []), 600))
+    for c in prov.get("contract_files", []):
+        name = c.get("pack") or c.get("path")
+        table.add_row("contracts", t(f"{name}  sha256 {c.get('sha256')}", 400))
+    for f in prov.get("inputs", []):
+        table.add_row(
+            "input",
+            t(
+                f"{f.get('path')}  {f.get('records')} records, {f.get('skipped')} skipped, "
+                f"sha256 {f.get('sha256')}",
+                400,
+            ),
+        )
+    return table
+
+
+def render(data: ReportData, console: Console, top: int = TOP) -> None:
+    """Print the whole ``table`` report on ``console`` (the top ``top`` violations; 0: all)."""
     console.print(summary_panel(data))
     console.print(contract_table(data))
     if data.blamed:
         wide = console.width >= WIDE
-        console.print(violations_table(data) if wide else violations_list(data))
+        view = violations_table if wide else violations_list
+        console.print(view(data, top))
     if data.guard_decisions:
         console.print(decisions_table(data))
+    if data.undecided:
+        console.print(undecided_table(data, top))
     if data.skipped:
         console.print(skipped_table(data))
+    prov = data.provenance
+    if prov:
+        console.print(provenance_table(prov))

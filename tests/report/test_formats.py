@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -53,51 +52,6 @@ def test_json_blamed_tools_and_liveness(demo_json: dict[str, Any]) -> None:
     assert live["kind"] == "liveness" and live["opened_seq"] is not None
 
 
-def test_junit(tmp_path: Path, demo_json: dict[str, Any]) -> None:
-    out = tmp_path / "junit.xml"
-    assert run("scan", TRACES, "-c", CONFIG, "-f", "junit", "-o", out).exit_code == 1
-    root = ET.parse(out).getroot()
-    suites = root.findall("testsuite")
-    assert {s.get("name") for s in suites} == _contract_ids()
-    failures = [
-        (case.get("name"), case.get("classname"))
-        for s in suites
-        for case in s.findall("testcase")
-        if case.find("failure") is not None
-    ]
-    assert set(failures) == planted()
-    assert int(root.get("failures", "-1")) == len(demo_json["violations"])
-    for s in suites:
-        assert int(s.get("tests", "-1")) == len(s.findall("testcase"))
-
-
-def test_sarif(tmp_path: Path) -> None:
-    out = tmp_path / "out.sarif"
-    assert run("scan", TRACES, "-c", CONFIG, "-f", "sarif", "-o", out).exit_code == 1
-    doc = json.loads(out.read_text())
-    assert doc["version"] == "2.1.0"
-    run_ = doc["runs"][0]
-    rules = [r["id"] for r in run_["tool"]["driver"]["rules"]]
-    assert set(rules) == _contract_ids()
-    results = run_["results"]
-    assert len(results) == len(planted())
-    for r in results:
-        assert rules[r["ruleIndex"]] == r["ruleId"]
-        assert r["level"] in ("error", "warning", "note")
-    # refund-twice is line k+1 of the support file (one trace per line, in builder order)
-    line = list(demo.SUPPORT_TRACES).index("refund-twice") + 1
-    twice = next(r for r in results if r["properties"]["trace_id"] == demo.trace_id("refund-twice"))
-    loc = twice["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"].endswith(f"traces/{demo.SUPPORT}")
-    assert loc["region"]["startLine"] == line
-    # protobuf input: no line region, a logical location with the span
-    rm = next(r for r in results if r["properties"]["trace_id"] == demo.trace_id("coder-rm-rf"))
-    assert "region" not in rm["locations"][0]["physicalLocation"]
-    assert rm["locations"][0]["logicalLocations"][0]["fullyQualifiedName"].startswith("trace/")
-    loop = next(r for r in results if r["properties"]["trace_id"] == demo.trace_id("coder-loop"))
-    assert len(loop["relatedLocations"]) == demo.LOOP_N - 5 - 1
-
-
 def test_parquet_read_back_with_duckdb(tmp_path: Path, demo_json: dict[str, Any]) -> None:
     pq = tmp_path / "pq"
     res = run("scan", TRACES, "-c", CONFIG, "--parquet", pq, "--quiet")
@@ -122,35 +76,13 @@ def test_parquet_read_back_with_duckdb(tmp_path: Path, demo_json: dict[str, Any]
     assert n_verdicts == (len(planted()),)
 
 
-def test_markdown_escapes_trace_content(tmp_path: Path) -> None:
-    from tests.report.conftest import native_trace
-
-    evil = "x|y`z<b>&[link](http://e)"
-    trace = native_trace(
-        tmp_path / "t.jsonl",
-        [
-            {"ts": 1, "agent": "bot", "type": "tool_call", "tool": evil, "args": {}},
-        ],
-    )
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(
-        'agents:\n  "*":\n    contracts:\n      - id: only_read\n        G:\n'
-        "          pattern: tool_allowlist\n          args: [read_file]\n"
-    )
-    res = run("scan", trace, "-c", cfg, "-f", "markdown")
-    assert res.exit_code == 1, res.output
-    row = next(line for line in res.stdout.splitlines() if "only" in line and "allowlist" in line)
-    assert "<b>" not in row and "&lt;b&gt;" in row
-    assert "x\\|y\\`z" in row and "\\[link\\]" in row
-    assert row.count(" | ") == 5  # six cells: no extra column from the planted pipe
-
-
 @pytest.mark.parametrize("fmt", ["json", "markdown", "html", "junit", "sarif"])
-def test_report_rerenders_stored_audit(demo_db: Path, tmp_path: Path, fmt: str) -> None:
-    a, b = tmp_path / "scan.out", tmp_path / "report.out"
-    assert run("scan", TRACES, "-c", CONFIG, "-f", fmt, "-o", a).exit_code == 1
-    res = run("report", "--db", demo_db, "-f", fmt, "-o", b)
-    assert res.exit_code == 0, res.output
+def test_report_rerenders_stored_audit(tmp_path: Path, fmt: str) -> None:
+    """`report --db` renders what `scan --db` did, provenance (the scan's run) included."""
+    a, b, db = tmp_path / "scan.out", tmp_path / "report.out", tmp_path / "a.duckdb"
+    assert run("scan", TRACES, "-c", CONFIG, "--db", db, "-f", fmt, "-o", a).exit_code == 1
+    res = run("report", "--db", db, "-f", fmt, "-o", b, "--fail-on", "high")  # scan's default
+    assert res.exit_code == 1, res.output
     assert a.read_text() == b.read_text()
 
 

@@ -142,7 +142,7 @@ def test_markdown_section_escaped(logged: tuple[Path, Path], tmp_path: Path) -> 
     text = out.read_text(encoding="utf-8")
     section = text[text.index("### Guard decisions") :]
     rows = {line.split(" | ")[0][2:]: line for line in section.splitlines() if line[:2] == "| "}
-    assert rows["no\\_rm"] == "| no\\_rm | 1 | 0 | 0 | 0 | 0 | 2 | 0 | 3 |"
+    assert rows["`no_rm`"] == "| `no_rm` | 1 | 0 | 0 | 0 | 0 | 2 | 0 | 3 |"
     assert rows["*(no contract)*"].endswith("| 0 | 1 | 0 | 1 |")
     assert "<script>" not in text and "\x1b" not in text
     assert "&lt;script&gt;" in section and "\\|\\`x\\`" in section and "\\[red\\]" in section

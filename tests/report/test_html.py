@@ -1,52 +1,26 @@
-"""The HTML report in headless Chromium: planted scripts do not run, the JS table renders."""
+"""The HTML report in headless Chromium: every violation without scripts, inert trace content,
+timelines opened by their links, a layout that fits 1400 px and a phone."""
 
 from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from sponsio_audit.report.htmlpage import script_json
+from tests.report import browser
 from tests.report.conftest import CONFIG, TRACES, demo, native_trace, planted, run
 
-CHROMIUM = next(
-    (
-        p
-        for p in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
-        if p and Path(p).exists()
-    ),
-    None,
-)
 IMG = "<img src=x onerror=\"document.title='img-pwned'\">"
+EVIL_CONTRACT = "bot.only_read"
 
 
-def _dump_dom(page: Path, profile: Path) -> str:
-    if CHROMIUM is None:
-        pytest.skip("Chromium not found (install the Debian package `chromium`)")
-    cmd = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--virtual-time-budget=2000",
-        "--dump-dom",
-        page.as_uri(),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
-
-
-def test_planted_script_does_not_run_and_table_renders(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HTML report of the demo corpus plus a trace whose tool name and args are markup."""
+    tmp = tmp_path_factory.mktemp("html")
+    corpus = tmp / "corpus"
     shutil.copytree(TRACES, corpus)
     native_trace(
         corpus / "evil.jsonl",
@@ -60,29 +34,89 @@ def test_planted_script_does_not_run_and_table_renders(tmp_path: Path) -> None:
             },
         ],
     )
-    cfg = tmp_path / "c.yaml"
+    cfg = tmp / "c.yaml"
     cfg.write_text(
-        CONFIG.read_text() + "  bot:\n    contracts:\n      - id: bot.only_read\n"
+        CONFIG.read_text() + f"  bot:\n    contracts:\n      - id: {EVIL_CONTRACT}\n"
         "        G:\n          pattern: tool_allowlist\n          args: [read_file]\n"
     )
-    page = tmp_path / "report.html"
-    assert run("scan", corpus, "-c", cfg, "-f", "html", "-o", page).exit_code == 1
-    html = page.read_text()
-    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
-    dom = _dump_dom(page, tmp_path / "profile")
-    title = re.search(r"<title>(.*?)</title>", dom, re.S)
-    assert title is not None and title.group(1) == "sponsio-audit report"
-    assert "PWNED</body>" not in dom.replace("\n", "") and not re.search(r">PWNED<", dom)
-    assert "<img src=" not in dom  # the planted tag stayed text
+    out = tmp / "report.html"
+    assert run("scan", corpus, "-c", cfg, "-f", "html", "-o", out).exit_code == 1
+    return out
+
+
+def _violation_rows(dom: str) -> list[str]:
     body = re.search(r'<table id="violations">.*?<tbody>(.*?)</tbody>', dom, re.S)
     assert body is not None
-    rows = re.findall(r"<tr data-severity=", body.group(1))
-    assert len(rows) == len(planted()) + 1  # the JS built one row per violation
-    assert re.search(r'id="shown">' + str(len(rows)) + "<", dom)
-    assert demo.trace_id("refund-no-policy-1") in body.group(1)
+    return re.findall(r"<tr data-severity=.*?</tr>", body.group(1), re.S)
 
 
-def test_script_json_escapes() -> None:
-    text = script_json({"a": "</script><!-- & \u2028\u2029 >"})
-    assert "<" not in text and ">" not in text and "&" not in text
-    assert "\u2028" not in text and "\u2029" not in text
+def test_every_violation_is_in_the_page_with_scripts_off(page: Path, tmp_path: Path) -> None:
+    html = page.read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+    dom = browser.dump_dom(page, tmp_path / "profile")
+    title = re.search(r"<title>(.*?)</title>", dom, re.S)
+    assert title is not None and title.group(1) == "sponsio-audit report"
+    assert "<img src=" not in dom  # the planted tag stayed text
+    rows = _violation_rows(dom)
+    found = set()
+    for row in rows:
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        trace = re.sub(r"<[^>]+>", "", cells[2])
+        found.add((trace, cells[1]))
+    evil = {(t, c) for t, c in found if c == EVIL_CONTRACT}
+    assert found - evil == planted() and len(evil) == 1
+    assert len(rows) == len(planted()) + 1
+    heading = re.search(r"<h2>Violations \((.*?)\)</h2>", dom, re.S)
+    assert heading is not None and f"all {len(rows)} listed" in heading.group(1)
+    assert re.search(r'<p id="controls" hidden="?', dom)  # filter controls need the script
+
+
+def test_trace_link_opens_its_timeline(page: Path, tmp_path: Path) -> None:
+    tid = demo.trace_id("coder-loop")
+    dom = browser.dump_dom(page, tmp_path / "profile", fragment=f"trace-{tid}")
+    link = f'<a href="#trace-{tid}">{tid}</a>'
+    assert link in dom
+    block = re.search(
+        r'<details class="timeline"([^>]*)><summary>[^<]*<span class="mono">'
+        + re.escape(tid)
+        + r"</span>(.*?)</details>",
+        dom,
+        re.S,
+    )
+    assert block is not None
+    assert "open" in block.group(1)  # followed the link, no script: the timeline is open
+    others = re.findall(r'<details class="timeline" open', dom)
+    assert len(others) == 1  # only that one
+    body = block.group(2)
+    steps = re.search(r'<ul class="blamed-steps">(.*?)</ul>\s*(?:<p>|<div)', body, re.S)
+    assert steps is not None
+    assert "coder.no_test_loop" in steps.group(1)
+    assert steps.group(1).count("<li>step ") == demo.LOOP_N - 5 - 1  # offending events
+    blamed_row = re.search(
+        r'<tr class="blamed"><td class="num">(\d+)</td><td>[^<]*</td><td class="mono">(\w+)</td>',
+        body,
+    )
+    assert blamed_row is not None
+    step, span = blamed_row.groups()
+    assert f"step {step}, span <code>{span}</code>" in steps.group(1)
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_layout_fits_desktop_and_phone(page: Path, tmp_path: Path, width: int) -> None:
+    scroll, client = browser.layout(page, width, tmp_path / "profile")
+    assert client <= width and client >= width - 20  # the frame's width (less a scrollbar)
+    assert scroll <= client, f"the page is {scroll} px wide in {client} px: horizontal overflow"
+    shot = tmp_path / f"report-{width}.png"
+    w, h = browser.screenshot(page, width, 1600, shot, tmp_path / "profile2")
+    assert w == max(width, 500) and h == 1600
+    assert shot.stat().st_size > 20_000  # rendered content, not a blank page
+
+
+def test_page_script_runs_under_its_own_policy(page: Path, tmp_path: Path) -> None:
+    """With scripts on, the CSP admits the page's script (pinned by hash): controls appear."""
+    dom = browser.run(page.as_uri(), tmp_path / "profile", "--dump-dom")
+    assert re.search(r'<p id="controls">', dom)  # unhidden by the script
+    assert len(_violation_rows(dom)) == len(planted()) + 1  # the script removed nothing
+    title = re.search(r"<title>(.*?)</title>", dom, re.S)
+    assert title is not None and title.group(1) == "sponsio-audit report"  # no planted script ran
+    assert "<img src=" not in dom

@@ -108,3 +108,25 @@ def test_explain_in_a_pty(evil: tuple[Path, Path], tmp_path: Path) -> None:
     out = _pty_run(["explain", str(trace), "-c", str(cfg), "--trace", row[0]], tmp_path)
     _assert_inert(out)
     assert b"blink]markup[/]" in out  # the args excerpt, literally (not interpreted)
+
+
+def test_top_list_spreads_across_contracts_and_says_how_to_see_all(demo_db: Path) -> None:
+    from rich.console import Console
+
+    from sponsio_audit.ingest import Store
+    from sponsio_audit.report import terminal
+    from sponsio_audit.report.data import load
+    from tests.report.conftest import planted
+
+    store = Store.open(demo_db)
+    try:
+        data = load(store, timelines=False)
+    finally:
+        store.close()
+    console = Console(width=200, record=True, no_color=True)
+    terminal.render(data, console, 3)
+    text = console.export_text()
+    assert f"Top violations (3 of {len(planted())}; --limit 0 lists all)" in text
+    table = text[text.index("Top violations") :].splitlines()
+    rows = [line for line in table if line.startswith("│ high")]
+    assert len(rows) == 3 and len({r.split("│")[2].strip() for r in rows}) == 3
