@@ -8,7 +8,8 @@
   at trace boundaries; ``events`` computes those traces' events and decisions.
 
 A record's spans are all built before any is kept (all or nothing): a record
-that fails anywhere is listed in ``skipped`` and adds no row.
+that fails anywhere, or holds more spans or span attributes than ``Limits``
+allow, is listed in ``skipped`` and adds no row.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pyarrow.compute as pc
 from ..event import EVENT_SCHEMA
 from . import otlp_json, otlp_proto
 from .conventions import span_facts
+from .limits import DEFAULT, LimitExceeded, Limits
 from .sniff import BadRecord, parse_line, proto_records, raw_lines, unwrap_record
 from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, decision_row, rows_batch
 from .trace_events import trace_events
@@ -44,6 +46,7 @@ class RecordChunk:
     file_id: int
     run: int
     records: list[tuple[int, bytes | BadRecord]]
+    limits: Limits = DEFAULT
 
 
 @dataclass(frozen=True)
@@ -57,14 +60,23 @@ class Decoded:
 
 
 def record_chunks(
-    fmt: str, layout: str, open_: Callable[[], IO[bytes]], file_id: int, run: int
+    fmt: str,
+    layout: str,
+    open_: Callable[[], IO[bytes]],
+    file_id: int,
+    run: int,
+    limits: Limits = DEFAULT,
 ) -> Iterator[RecordChunk]:
     """The file's records, raw, in chunks of about ``CHUNK_BYTES``.
 
     When reading the stream fails, the records read so far are yielded as a last
     chunk before the error is raised.
     """
-    raw = proto_records(open_, layout, unwrap=False) if fmt == "otlp_proto" else raw_lines(open_)
+    raw = (
+        proto_records(open_, layout, unwrap=False, limits=limits)
+        if fmt == "otlp_proto"
+        else raw_lines(open_, limits)
+    )
     chunk: list[tuple[int, bytes | BadRecord]] = []
     size = 0
     try:
@@ -72,21 +84,21 @@ def record_chunks(
             chunk.append((no, rec))
             size += len(rec) if isinstance(rec, bytes) else 0
             if size >= CHUNK_BYTES:
-                yield RecordChunk(fmt, file_id, run, chunk)
+                yield RecordChunk(fmt, file_id, run, chunk, limits)
                 chunk, size = [], 0
     except Exception:  # the stream broke: the records read before it are kept
         if chunk:
-            yield RecordChunk(fmt, file_id, run, chunk)
+            yield RecordChunk(fmt, file_id, run, chunk, limits)
         raise
     if chunk:
-        yield RecordChunk(fmt, file_id, run, chunk)
+        yield RecordChunk(fmt, file_id, run, chunk, limits)
 
 
-def _spans(fmt: str, no: int, rec: bytes | BadRecord) -> list[Any]:
+def _spans(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits) -> list[Any]:
     if isinstance(rec, BadRecord):
         raise rec
     if fmt == "otlp_proto":
-        return otlp_proto.request_spans(unwrap_record(rec))
+        return otlp_proto.request_spans(unwrap_record(rec, limits))
     doc = parse_line(no, rec)
     if isinstance(doc, BadRecord):
         raise doc
@@ -96,17 +108,38 @@ def _spans(fmt: str, no: int, rec: bytes | BadRecord) -> list[Any]:
 def decode(chunk: RecordChunk) -> Decoded:
     """Spans and convention facts of every record of ``chunk`` (see the module doc)."""
     return _decoded(
-        chunk.file_id, chunk.run, chunk.records, lambda no, rec: _spans(chunk.fmt, no, rec)
+        chunk.file_id,
+        chunk.run,
+        chunk.records,
+        lambda no, rec: _spans(chunk.fmt, no, rec, chunk.limits),
+        chunk.limits,
     )
 
 
-def decode_document(file_id: int, run: int, no: int, doc: Any) -> Decoded:
+def decode_document(file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(file_id, run, [(no, doc)], lambda no, d: otlp_json.request_spans(d))
+    return _decoded(file_id, run, [(no, doc)], lambda no, d: otlp_json.request_spans(d), limits)
+
+
+def _bounded(spans: list[Any], limits: Limits) -> list[Any]:
+    """``spans`` of one record, or ``LimitExceeded`` when it has too many spans or attributes."""
+    if len(spans) > limits.spans_per_record:
+        raise LimitExceeded(
+            "spans_per_record", limits.spans_per_record, f"request of {len(spans)} spans"
+        )
+    for span in spans:
+        n = len(span[10])
+        if n > limits.attributes:
+            raise LimitExceeded("attributes", limits.attributes, f"span with {n} attributes")
+    return spans
 
 
 def _decoded(
-    file_id: int, run: int, records: list[tuple[int, Any]], spans_of: Callable[[int, Any], list]
+    file_id: int,
+    run: int,
+    records: list[tuple[int, Any]],
+    spans_of: Callable[[int, Any], list],
+    limits: Limits,
 ) -> Decoded:
     span_rows: list[tuple] = []
     fact_rows: list[tuple] = []
@@ -115,14 +148,14 @@ def _decoded(
         try:
             srows, frows = [], []
             pos = len(fact_rows)
-            for span in spans_of(no, rec):
+            for span in _bounded(spans_of(no, rec), limits):
                 tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
                 srows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
                               dumps(attrs), rj, file_id, no))  # fmt: skip
                 facts = span_facts(name, {**ev, **attrs} if ev else attrs)
                 frows.append((tid, sid, pid, file_id, no, pos, start, end, service, *facts, run))
                 pos += 1
-        except BadRecord as e:
+        except (BadRecord, LimitExceeded) as e:
             skipped.append((no, str(e)))
             continue
         except Exception as e:  # safety net: untrusted input never crashes ingest
@@ -138,14 +171,12 @@ def _decoded(
     )
 
 
-def shift_pos(facts: pa.RecordBatch, offset: int) -> pa.RecordBatch:
+def shift_pos(facts: pa.RecordBatch | pa.Table, offset: int) -> pa.RecordBatch | pa.Table:
     """``facts`` with ``offset`` added to its ``pos`` column (chunk → file positions)."""
     if not offset or not facts.num_rows:
         return facts
     i = facts.schema.get_field_index("pos")
-    cols = list(facts.columns)
-    cols[i] = pc.add(cols[i], pa.scalar(offset, pa.int64()))
-    return pa.RecordBatch.from_arrays(cols, schema=facts.schema)
+    return facts.set_column(i, "pos", pc.add(facts.column(i), pa.scalar(offset, pa.int64())))
 
 
 @dataclass(frozen=True)

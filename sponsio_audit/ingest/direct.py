@@ -15,6 +15,7 @@ from typing import Any
 from ..event import EVENT_SCHEMA, Event, event_row
 from .sniff import BadRecord, classify
 from .store import decision_row
+from .values import INT64
 
 _COLUMNS = tuple(EVENT_SCHEMA.names)
 """Columns of the ``events`` table, in order."""
@@ -24,7 +25,8 @@ _COLUMNS = tuple(EVENT_SCHEMA.names)
 class Parsed:
     """What one format reader made of a file: traces of events, decisions, skips."""
 
-    traces: list[list[Event]] = field(default_factory=list)
+    traces: list[list[Event] | Iterator[Event]] = field(default_factory=list)
+    """Lists are ordered by time (``numbered``); iterators are in order already (transcripts)."""
     decisions: list[tuple] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)
     records: int = 0
@@ -36,9 +38,12 @@ def ts_ns(v: Any) -> int | None:
         return None
     if isinstance(v, (int, float)):
         x = float(v)
+        if x != x:  # NaN
+            return None
         for scale in (1e9, 1e6, 1e3, 1.0):
             if abs(x) * scale < 1e19:
-                return int(v * scale) if scale > 1 else int(v)
+                ns = int(v * scale) if scale > 1 else int(v)
+                return ns if -INT64 <= ns < INT64 else None  # beyond int64: not a time
         return None
     if isinstance(v, str):
         try:
@@ -86,7 +91,7 @@ def load(
         if fmt == "otlp_json":
             from .chunks import decode_document
 
-            return 1, r.take(decode_document(file_id, r.run, no, doc), file_id), fmt
+            return 1, r.take(decode_document(file_id, r.run, no, doc, r.limits), file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
             reason = {
                 "otlp_logs": "OTLP logs, not traces",
@@ -100,17 +105,29 @@ def load(
         "native": native.parse,
         "transcript": transcript.parse,
     }[fmt]
-    parsed: Parsed = reader(_guard(recs), file_id, f"{fmt}:{sha[:16]}")
+    tid = f"{fmt}:{sha[:16]}"
+    if fmt == "transcript":
+        parsed = transcript.parse(_guard(recs), file_id, tid, r.limits)
+    else:
+        parsed = reader(_guard(recs), file_id, tid)
     for no, why in parsed.skipped:
         r.skipped.add((file_id, no, why))
     for trace in parsed.traces:
         r.direct_traces += 1  # an empty trace (n = 0) is still a trace
-        for ev in numbered(trace):
+        for ev in numbered(trace) if isinstance(trace, list) else _in_order(trace):
             row = event_row(ev)
             r.events.add(tuple(row[c] for c in _COLUMNS))
     for d in parsed.decisions:
         r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
+
+
+def _in_order(trace: Iterator[Event]) -> Iterator[Event]:
+    """Events already in order, numbered 0..n-1 as they come."""
+    for seq, e in enumerate(trace):
+        d = dict(e.__dict__)
+        d["seq"] = seq
+        yield Event(**d)
 
 
 def _guard(recs: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:

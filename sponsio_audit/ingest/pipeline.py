@@ -18,8 +18,11 @@ With ``jobs > 1`` the chunk work of both passes runs in worker processes
 taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
-record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable).
-A file whose sha256 is already in ``files`` is not read again.
+record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable,
+not a regular file). A file whose sha256 is already in ``files`` is not read again.
+Only regular files are opened: a FIFO, device or socket (also behind a symlink)
+would block or never end, so it is listed and skipped unopened. Reads are
+bounded by ``Limits`` (``limits.py``); a bound hit is listed with its name.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import chunks, direct
+from .limits import DEFAULT, LimitExceeded, Limits
 from .sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from .store import Buffer, Store
 from .trace_events import ROW_FIELDS
@@ -103,6 +108,7 @@ class _Run:
     dup: int = 0
     shas: set[str] = field(default_factory=set)
     pos: int = 0
+    limits: Limits = DEFAULT
 
     def take(self, d: chunks.Decoded, file_id: int) -> int:
         """Buffer a decoded chunk of the current file (positions go on from ``pos``).
@@ -128,27 +134,57 @@ def _hash(path: str) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-def _records(fmt: str, layout: str, open_: Any) -> Iterator[tuple[int, Any]]:
+def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
     """Parsed records of a file of events (session log, native, transcript) or a JSON document."""
     if layout == "lines":
-        yield from json_lines(open_)
+        yield from json_lines(open_, limits)
     else:
         try:
-            yield 1, read_document(open_)
+            yield 1, read_document(open_, limits)
         except BadRecord as e:
             yield 1, e
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def irregular(path: str) -> str | None:
+    """Why ``path`` (symlinks followed) must not be opened, or None for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the open that follows reports the error
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+    return f"not a regular file ({kind}); not read"
+
+
+def _unread(r: _Run, display: str, fmt: str, reason: str) -> None:
+    """List a file that was not read at all as one skipped record 0."""
+    file_id = r.next_file
+    r.next_file += 1
+    r.records += 1
+    r.skipped_n += 1
+    r.skipped.add((file_id, 0, reason))
+    r.files.add((file_id, display, fmt, None, None, 1, 1))
+
+
 def _file(r: _Run, path: str, display: str) -> None:
+    why = irregular(path)
+    if why is not None:
+        _unread(r, display, "not_regular", why)
+        return
     try:
         sha, size = _hash(path)
     except OSError as e:
-        file_id = r.next_file
-        r.next_file += 1
-        r.records += 1
-        r.skipped_n += 1
-        r.skipped.add((file_id, 0, f"cannot read file: {e.strerror or e}"))
-        r.files.add((file_id, display, "unreadable", None, None, 1, 1))
+        _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
     if sha in r.shas or r.store.has_sha256(sha):
         r.dup += 1
@@ -159,12 +195,12 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.pos = 0
 
     def open_() -> IO[bytes]:
-        return decompressed(open(path, "rb"))[0]
+        return decompressed(open(path, "rb"), r.limits)[0]
 
     n = bad = 0
     fmt = "unknown"
     try:
-        fmt, layout = sniff(open_)
+        fmt, layout = sniff(open_, r.limits)
         if fmt in ("empty", "unknown", "otlp_logs", "otlp_metrics"):
             reason = {
                 "empty": "empty file",
@@ -174,7 +210,8 @@ def _file(r: _Run, path: str, display: str) -> None:
             n, bad = 1, 1
             r.skipped.add((file_id, 0, reason))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
-            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, _records(fmt, layout, open_))
+            recs = _records(fmt, layout, open_, r.limits)
+            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
         else:
             n, bad = _otlp(r, fmt, layout, open_, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
@@ -188,7 +225,7 @@ def _file(r: _Run, path: str, display: str) -> None:
 def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
     """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
     n = bad = 0
-    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run)
+    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits)
     try:
         for d in r.workers.map(chunks.decode, todo):
             n += d.records
@@ -200,7 +237,10 @@ def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int
 
 
 def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
-    """List a stream-level failure (corrupt compression, I/O) as the file's next record."""
+    """List a stream-level failure (corrupt compression, I/O, a bound) as the file's next record."""
+    if isinstance(e, LimitExceeded):
+        r.skipped.add((file_id, record, str(e)))
+        return
     r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
 
 
@@ -253,12 +293,13 @@ def ingest(
     group_by: str = "trace",
     batch_rows: int = 50_000,
     jobs: int = 1,
+    limits: Limits = DEFAULT,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
     ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
-    depend on ``jobs``.
+    depend on ``jobs``. ``limits`` bounds what one file or record may cost.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -269,11 +310,16 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
     with Workers(jobs) as workers:
-        return _ingest(paths, store, group_by, bufs, workers)
+        return _ingest(paths, store, group_by, bufs, workers, limits)
 
 
 def _ingest(
-    paths: list[str | Path], store: Store, group_by: str, bufs: dict[str, Buffer], workers: Workers
+    paths: list[str | Path],
+    store: Store,
+    group_by: str,
+    bufs: dict[str, Buffer],
+    workers: Workers,
+    limits: Limits,
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -286,6 +332,7 @@ def _ingest(
         bufs["skipped"],
         bufs["files"],
         workers,
+        limits=limits,
     )
     for path in walk(paths):
         if path == "-":

@@ -29,6 +29,7 @@ from typing import Any
 from sponsio_audit.evidence import clean
 from sponsio_audit.report import timeline
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
+from sponsio_audit.report.xmlchars import legal
 
 SCRIPT = """
 const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -230,4 +231,4 @@ def render(data: ReportData) -> str:
         "script": SCRIPT,
     }
     template = files("sponsio_audit.report").joinpath("template.html").read_text("utf-8")
-    return _SLOT.sub(lambda m: slots[m.group(1)], template)
+    return legal(_SLOT.sub(lambda m: slots[m.group(1)], template))

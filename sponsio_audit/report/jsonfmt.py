@@ -32,6 +32,7 @@ from typing import Any
 
 from sponsio_audit import baseline
 from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.xmlchars import legal
 
 SCHEMA = "sponsio-audit/report/1"
 
@@ -127,4 +128,4 @@ def document(data: ReportData) -> dict[str, Any]:
 
 def render(data: ReportData) -> str:
     """The JSON text (2-space indent, stable key order as built)."""
-    return json.dumps(document(data), indent=2, ensure_ascii=False) + "\n"
+    return legal(json.dumps(document(data), indent=2, ensure_ascii=False)) + "\n"

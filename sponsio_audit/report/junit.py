@@ -19,6 +19,7 @@ from typing import Any
 
 from sponsio_audit.evidence import clean
 from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.xmlchars import legal
 
 _SKIP_REASON = {
     "unverifiable": "unverifiable: the trace did not record what the contract needs",
@@ -81,4 +82,4 @@ def render(data: ReportData) -> str:
     root.set("errors", "0")
     root.set("skipped", str(skipped))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return legal(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

@@ -24,6 +24,7 @@ from urllib.parse import quote
 from sponsio_audit import baseline
 from sponsio_audit.evidence import clean
 from sponsio_audit.report.data import ReportData
+from sponsio_audit.report.xmlchars import legal
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note"}
@@ -119,4 +120,4 @@ def document(data: ReportData, version: str = "0.1.0") -> dict[str, Any]:
 
 def render(data: ReportData) -> str:
     """The SARIF JSON text."""
-    return json.dumps(document(data), indent=2, ensure_ascii=False) + "\n"
+    return legal(json.dumps(document(data), indent=2, ensure_ascii=False)) + "\n"
