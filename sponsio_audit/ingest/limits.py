@@ -29,7 +29,7 @@ class Limits:
     ratio_floor: int = 16 * MiB
     """Decompressed bytes below which ``ratio`` is not checked (small files compress well)."""
 
-    record_bytes: int = 256 * MiB
+    record_bytes: int = 128 * MiB
     """Bytes of one record once decompressed: a JSON line, a JSON document, a protobuf body."""
 
     attributes: int = 10_000

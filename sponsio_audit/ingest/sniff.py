@@ -99,18 +99,41 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
     return io.BufferedReader(Bounded(stream, raw, limits)), layers
 
 
-def _gunzip(data: bytes, cap: int) -> bytes:
-    """Every gzip member of ``data``, stopping past ``cap`` bytes (then longer than ``cap``)."""
+def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:
+    """Every gzip member of ``data`` decompressed in steps, stopping past ``cap`` bytes
+    (the result is then longer than ``cap``) or at a bomb's ratio (``BadRecord``)."""
     out: list[bytes] = []
-    n = 0
+    n, size = 0, len(data)
     while data[:2] == GZIP and n <= cap:
         d = zlib.decompressobj(wbits=31)
-        piece = d.decompress(data, cap + 1 - n)
-        if not d.eof and not d.unconsumed_tail and len(piece) < cap + 1 - n:
-            raise EOFError("compressed data ended before the end-of-stream marker")
-        out.append(piece)
-        n += len(piece)
+        buf = data
+        while not d.eof and n <= cap:
+            piece = d.decompress(buf, _STEP)
+            buf = d.unconsumed_tail
+            if not piece and not buf and not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, size, "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
         data = d.unused_data
+    return b"".join(out)
+
+
+def _unzstd(data: bytes, cap: int, limits: Limits) -> bytes:
+    """A zstd record decompressed in steps, stopping past ``cap`` bytes or a bomb's ratio."""
+    out: list[bytes] = []
+    n = 0
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        while n <= cap and (piece := r.read(_STEP)):
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, len(data), "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
     return b"".join(out)
 
 
@@ -121,13 +144,12 @@ def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
         compressed = len(data)
         if data[:4] == ZSTD:
             try:
-                with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
-                    data = r.read(cap + 1)
+                data = _unzstd(data, cap, limits)
             except zstandard.ZstdError as e:
                 raise BadRecord(f"corrupt zstd record: {e}") from None
         elif data[:2] == GZIP:
             try:
-                data = _gunzip(data, cap)
+                data = _gunzip(data, cap, limits)
             except (OSError, EOFError, zlib.error) as e:
                 raise BadRecord(f"corrupt gzip record: {e}") from None
         else:
@@ -202,7 +224,7 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
             return "unknown", "none"
     for _, (_, line) in zip(range(SCAN_LINES), raw_lines(open_, limits), strict=False):
         if isinstance(line, BadRecord):
-            continue
+            break  # a line too large to classify: the lines before it decide
         try:
             obj = parse(line.strip().decode("utf-8-sig"))
         except (ValueError, RecursionError):
@@ -242,9 +264,9 @@ def raw_lines(open_: Opener, limits: Limits = DEFAULT) -> Iterator[tuple[int, by
         while line := f.readline(cap + 1):
             no += 1
             if len(line) > cap and not line.endswith(b"\n"):
+                yield no, _too_big(limits, "line")  # first: a reader that stops reads no further
                 while (rest := f.readline(_STEP)) and not rest.endswith(b"\n"):
                     pass
-                yield no, _too_big(limits, "line")
                 continue
             if line[:1] == b"\x00":
                 line = line.lstrip(b"\x00")

@@ -186,8 +186,7 @@ def _good(d: Path) -> None:
 
 def _events_of(file: str) -> str:
     return (
-        "SELECT count(*) FROM events e JOIN files f USING (file_id) "
-        f"WHERE f.path LIKE '%/{file}'"
+        f"SELECT count(*) FROM events e JOIN files f USING (file_id) WHERE f.path LIKE '%/{file}'"
     )
 
 
@@ -469,9 +468,7 @@ def truncated_protobuf(d: Path) -> Expect:
 
 def broken_json_lines(d: Path) -> Expect:
     """An unterminated JSON line and a bare number between good lines (a blank line too)."""
-    (d / "mixed.jsonl").write_bytes(
-        ok_line(1) + b'{"resourceSpans": [\n' + b"42\n\n" + ok_line(2)
-    )
+    (d / "mixed.jsonl").write_bytes(ok_line(1) + b'{"resourceSpans": [\n' + b"42\n\n" + ok_line(2))
     return Expect(
         skips=(("mixed.jsonl", 2, "invalid JSON"), ("mixed.jsonl", 3, "not an OTLP/JSON object")),
         loaded={"mixed.jsonl": frozenset({1, 5})},

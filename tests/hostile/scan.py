@@ -143,16 +143,13 @@ def check(s: Scanned, exp: Expect) -> None:
     # the bad part is named with file, record and a one-line reason
     got = sorted((_name(x["path"]), x["record"], x["reason"]) for x in skipped)
     for name, record, reason in got:
+        assert name and record >= 0, (name, record)
         assert reason and "\n" not in reason and "Traceback" not in reason, reason
     want = list(exp.skips)
     unmatched = list(got)
     for name, record, fragment in want:
         hit = next(
-            (
-                g
-                for g in unmatched
-                if g[0] == name and record in (None, g[1]) and fragment in g[2]
-            ),
+            (g for g in unmatched if g[0] == name and record in (None, g[1]) and fragment in g[2]),
             None,
         )
         assert hit is not None, (name, record, fragment, got)
