@@ -37,20 +37,29 @@ class TooDeep(RecursionError):
     """A formula (or other tree) deeper than ``deep`` allows; the message names the limit."""
 
 
+def _too_deep() -> TooDeep:
+    return TooDeep(f"formula nested deeper than allowed (limit frames={FRAMES})")
+
+
 def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` with ``FRAMES`` frames and a ``STACK_BYTES`` stack (see module)."""
     if getattr(_local, "inside", False):
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except TooDeep:
+            raise
+        except RecursionError:
+            raise _too_deep() from None
     box: dict[str, Any] = {}
 
     def run() -> None:
         _local.inside = True
         try:
             box["value"] = fn(*args, **kwargs)
+        except TooDeep as e:
+            box["error"] = e
         except RecursionError:
-            box["error"] = TooDeep(
-                f"nesting deeper than the evaluator allows (limit frames={FRAMES})"
-            )
+            box["error"] = _too_deep()
         except BaseException as e:  # re-raised in the caller's thread
             box["error"] = e
 
@@ -68,4 +77,4 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         sys.setrecursionlimit(old_limit)
     if "error" in box:
         raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return box["value"]

@@ -271,7 +271,6 @@ Formula = Union[
 ]
 
 
-
 def _hashed_once(cls: type) -> None:
     """Give node class ``cls`` a hash computed at construction and kept (see module doc).
 
@@ -296,14 +295,15 @@ def _hashed_once(cls: type) -> None:
         rehash(self)
 
     cls.__init__ = __init__  # type: ignore[misc]
-    cls.__hash__ = lambda self: self._h  # type: ignore[method-assign, assignment]
+    cls.__hash__ = lambda self: self._h  # type: ignore[method-assign, assignment, misc]
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
     cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
 
 
-for _cls in (Num, Str, Bool, Cmp, Not, And, Or, Implies, Next, Eventually, Always, Until,
-             WeakUntil, Yesterday, Once, Historically, Since, OnceWithin, HistoricallyWithin,
-             EventuallyWithin, StrongNext, Release, WeakYesterday, Trigger, AlwaysWithin):  # fmt: skip
+_NODES = (Num, Str, Bool, Cmp, Not, And, Or, Implies, Next, Eventually, Always, Until, WeakUntil,
+          Yesterday, Once, Historically, Since, OnceWithin, HistoricallyWithin, EventuallyWithin,
+          StrongNext, Release, WeakYesterday, Trigger, AlwaysWithin)  # fmt: skip
+for _cls in _NODES:
     _hashed_once(_cls)
 
 TRUE = Bool(True)
