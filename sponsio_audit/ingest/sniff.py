@@ -27,8 +27,8 @@ from typing import IO, Any
 
 import zstandard
 
-from .limits import DEFAULT, LimitExceeded, Limits, check_ratio
-from .values import parse
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
+from sponsio_audit.ingest.values import parse
 
 GZIP = b"\x1f\x8b"
 ZSTD = b"\x28\xb5\x2f\xfd"

@@ -22,9 +22,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ..event import EVENT_SCHEMA
-from .trace_events import ROW_FIELDS
-from .values import INT64, whole
+from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ingest.trace_events import ROW_FIELDS
+from sponsio_audit.ingest.values import INT64, whole
 
 BATCH_ROWS = 50_000
 BATCH_BYTES = 64 << 20
