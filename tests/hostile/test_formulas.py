@@ -86,3 +86,4 @@ def test_formula_deeper_than_the_limit_is_a_clear_error(tmp_path: Path) -> None:
     assert res.returncode == 2
     lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and str(contract) in lines[0] and "limit frames=" in lines[0], lines
+    assert "contracts[0].G[0].ltl" in lines[0], lines  # the YAML path
