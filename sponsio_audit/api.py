@@ -154,6 +154,7 @@ def audit(
     else:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
     verdicts, violations = build_tables(raw, events, cs)
+    del raw, events  # one row per trace × guarantee: not held while the store copies the tables
     _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
     return AuditResult(store, cs, verdicts, violations, summary(store))
 
