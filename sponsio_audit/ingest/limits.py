@@ -38,6 +38,9 @@ class Limits:
     spans_per_record: int = 1_000_000
     """Spans of one OTLP request (record); a record with more is skipped."""
 
+    spans_per_trace: int = 2_000_000
+    """Spans of one trace in a run; the records adding spans past it are skipped."""
+
     messages: int = 20_000
     """Messages of one transcript run; a run with more is skipped."""
 
@@ -50,6 +53,7 @@ class Limits:
             "record_bytes": "bytes per record (line, document, protobuf body)",
             "attributes": "attributes per span",
             "spans_per_record": "spans per OTLP request",
+            "spans_per_trace": "spans per trace",
             "messages": "messages per transcript run",
         }
         return [(f.name, getattr(self, f.name), docs[f.name]) for f in fields(self)]

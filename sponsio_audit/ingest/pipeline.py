@@ -244,6 +244,37 @@ def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
     r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
 
 
+def _cap_traces(r: _Run) -> int:
+    """Skip the records that add spans to a trace past ``limits.spans_per_trace``.
+
+    Counted in the store (any number of traces); a trace over the bound keeps its
+    first spans in (file, position) order, and every record holding a later one is
+    removed and listed. Returns the number of records skipped.
+    """
+    con, cap = r.store.con, r.limits.spans_per_trace
+    bad = con.execute(
+        """WITH big AS (SELECT trace_id FROM span_facts GROUP BY trace_id HAVING count(*) > $cap),
+        ranked AS (SELECT f.file_id, f.record, f.run, row_number() OVER (
+            PARTITION BY f.trace_id ORDER BY f.file_id, f.pos) AS n
+            FROM span_facts f JOIN big USING (trace_id))
+        SELECT DISTINCT file_id, record FROM ranked WHERE n > $cap AND run = $run
+        ORDER BY 1, 2""",
+        {"cap": cap, "run": r.run},
+    ).fetchall()
+    if not bad:
+        return 0
+    why = str(LimitExceeded("spans_per_trace", cap, "trace with more spans"))
+    for file_id, record in bad:
+        for table in ("spans", "span_facts"):
+            con.execute(f"DELETE FROM {table} WHERE file_id = ? AND record = ?", [file_id, record])
+        con.execute("INSERT INTO skipped VALUES (?, ?, ?)", [file_id, record, why])
+        con.execute("UPDATE files SET skipped = skipped + 1 WHERE file_id = ?", [file_id])
+    r.span_n = int(
+        con.execute("SELECT count(*) FROM span_facts WHERE run = ?", [r.run]).fetchall()[0][0]
+    )
+    return len(bad)
+
+
 def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
     """Recompute events of every trace (or conversation) that received spans in this run."""
     con = r.store.con
@@ -346,6 +377,7 @@ def _ingest(
         _file(r, path, path)
     for b in bufs.values():
         b.flush()
+    r.skipped_n += _cap_traces(r)
     traces = _span_events(r, group_by, bufs["events"].batch_rows) + r.direct_traces
     for b in bufs.values():
         b.flush()
