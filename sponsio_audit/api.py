@@ -174,6 +174,7 @@ def audit(
     if empty:
         raw = pa.concat_tables([raw, empty_raw([t for (t,) in empty], cs, perms)])
     verdicts, violations = build_tables(raw, events, cs)
+    del raw, events  # one row per trace × guarantee: not held while the store copies the tables
     prov = provenance(store, cs, getattr(contracts, "files", ()), started, command)
     _save(
         store,

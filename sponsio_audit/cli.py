@@ -7,8 +7,11 @@ or ``rich.markup.escape``, never as markup.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -19,6 +22,7 @@ from sponsio_audit.atoms import registry as atom_registry
 from sponsio_audit.cli_audit import explain, report, scan
 from sponsio_audit.config import Config, ConfigError, load_config, shipped_packs
 from sponsio_audit.ltl.patterns import registry as pattern_registry
+from sponsio_audit.recursion import TooDeep, deep
 
 app = typer.Typer(
     name="sponsio-audit",
@@ -107,7 +111,22 @@ def _summary(console: Console, cfg: Config) -> None:
             console.print(f"  {escape(entry)}", style="dim")
 
 
+def _deep(fn: Callable[..., None]) -> Callable[..., None]:
+    """A command run with room for deep formulas (``recursion.deep``); past it, exit 2."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            deep(fn, *args, **kwargs)
+        except TooDeep as e:
+            Console(stderr=True, soft_wrap=True, highlight=False).print(escape(f"<config>: {e}"))
+            raise typer.Exit(EXIT_CONFIG) from None
+
+    return run
+
+
 @app.command()
+@_deep
 def validate(
     files: list[Path] = typer.Argument(..., help="sponsio.yaml files to check."),  # noqa: B008
 ) -> None:
@@ -124,8 +143,8 @@ def validate(
     _summary(console, cfg)
 
 
-app.command()(scan)
-app.command()(explain)
+app.command()(_deep(scan))
+app.command()(_deep(explain))
 app.command()(report)
 
 

@@ -29,6 +29,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from sponsio_audit.recursion import TooDeep, deep
 from sponsio_audit.report import baseline as baselines
 from sponsio_audit.report import explain as explain_view
 from sponsio_audit.report import render, terminal
@@ -142,10 +143,13 @@ def load_contracts(contracts: list[Path], packs: list[str]) -> Any:
     sources: list[Any] = [("files", [str(p) for p in contracts])] if contracts else []
     sources += [("pack", name) for name in packs or ([] if contracts else ["default"])]
     for kind, what in sources:  # every source is loaded, so every problem is listed
-        try:
-            cfg = load_config(what) if kind == "files" else load_pack(what)
+        try:  # deep: a formula nested 1 000 deep parses (recursion.py)
+            cfg = deep(load_config, what) if kind == "files" else deep(load_pack, what)
         except ConfigError as e:
             problems += [str(issue) for issue in e.errors]
+            continue
+        except TooDeep as e:
+            problems.append(f"{', '.join(what) if kind == 'files' else what}: {e}")
             continue
         merged.contracts += cfg.contracts
         for aid, agent in cfg.agents.items():

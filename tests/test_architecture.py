@@ -22,6 +22,7 @@ RANKS: dict[str, int] = {
     "vocab": 0,
     "regexes": 0,
     "redact": 0,
+    "recursion": 0,
     # 1 formulas, parser, evaluators, patterns (no OTEL, no atoms)
     "ltl": 1,
     # 2 grounding of ltl atoms over events

@@ -9,6 +9,7 @@ LLM-judge name, give a skipped clause instead of an error.
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
@@ -172,10 +173,14 @@ def clause_from_item(
         return None
     try:
         f = parse(text)
+        f, errors, skip = check_formula(f)
     except ParseError as e:
         doc.err((*path, "ltl"), f"column {e.column}: {e.message} in {text!r}")
         return None
-    f, errors, skip = check_formula(f)
+    except RecursionError:  # recursion.deep gives the CLI room for ~5 000 levels
+        limit = sys.getrecursionlimit()
+        doc.err((*path, "ltl"), f"formula nested too deep to read (limit frames={limit})")
+        return None
     for msg in errors:
         doc.err((*path, "ltl"), msg)
     if errors or not ok:

@@ -83,16 +83,43 @@ class Doc:
         self.issues.append(ConfigIssue(render(path), message, self.path, self.line(path)))
 
 
-def _lines(node: yaml.Node, path: YamlPath, out: dict[YamlPath, int]) -> None:
-    out.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            kp = (*path, str(k.value))
-            _lines(v, kp, out)
-            out[kp] = k.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _lines(item, (*path, i), out)
+MAX_NODES = 200_000
+"""Nodes a YAML file may expand to (aliases counted at every use): a "billion laughs" file
+of nested aliases would otherwise be walked, and interpolated, to billions of nodes."""
+
+MAX_DEPTH = 200
+"""Deepest YAML nesting (after aliases): a self-referencing alias (``&a [*a]``) is endless."""
+
+
+def _lines(node: yaml.Node, out: dict[YamlPath, int]) -> tuple[YamlPath, str] | None:
+    """Record the line of every YAML path under ``node`` (iteratively: any shape).
+
+    Returns where and why the walk passed ``MAX_NODES`` or ``MAX_DEPTH`` (it then
+    stops), else None.
+    """
+    stack: list[tuple[yaml.Node, YamlPath]] = [(node, ())]
+    seen = 0
+    while stack:
+        nd, path = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return (
+                path,
+                f"aliases expand the file past {MAX_NODES} nodes (limit yaml_nodes={MAX_NODES})",
+            )
+        if len(path) > MAX_DEPTH:
+            return path[
+                :MAX_DEPTH
+            ], f"nested deeper than {MAX_DEPTH} levels (limit yaml_depth={MAX_DEPTH})"
+        out.setdefault(path, nd.start_mark.line + 1)
+        if isinstance(nd, yaml.MappingNode):
+            for k, v in reversed(nd.value):
+                kp = (*path, str(k.value))
+                out[kp] = k.start_mark.line + 1  # a key's line, not its value's
+                stack.append((v, kp))
+        elif isinstance(nd, yaml.SequenceNode):
+            stack.extend(((item, (*path, i)) for i, item in reversed(list(enumerate(nd.value)))))
+    return None
 
 
 _ENV = re.compile(r"(?<!\\)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -152,11 +179,18 @@ def load_doc(path: Path, label: str, issues: list[ConfigIssue]) -> Doc | None:
         problem = getattr(e, "problem", None) or str(e)
         issues.append(ConfigIssue("", f"invalid YAML: {problem}", path, line))
         return None
+    except RecursionError:
+        issues.append(ConfigIssue("", "invalid YAML: nested too deep", path))
+        return None
     finally:
         loader.dispose()
     lines: dict[YamlPath, int] = {}
     if node is not None:
-        _lines(node, (), lines)
+        bound = _lines(node, lines)
+        if bound is not None:
+            where, why = bound
+            issues.append(ConfigIssue(render(where), why, path, lines.get(where)))
+            return None
     doc = Doc(path, label, None, lines, issues)
     doc.data = interpolate(data, (), doc)
     return doc

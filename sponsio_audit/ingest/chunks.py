@@ -8,7 +8,8 @@
   at trace boundaries; ``events`` computes those traces' events and decisions.
 
 A record's spans are all built before any is kept (all or nothing): a record
-that fails anywhere is listed in ``skipped`` and adds no row.
+that fails anywhere, or holds more spans or span attributes than ``Limits``
+allow, is listed in ``skipped`` and adds no row.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pyarrow.compute as pc
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto
 from sponsio_audit.ingest.conventions import span_facts
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.sniff import (
     BadRecord,
     json_signal,
@@ -60,6 +62,7 @@ class RecordChunk:
     file_id: int
     run: int
     records: list[tuple[int, bytes | BadRecord]]
+    limits: Limits = DEFAULT
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,23 @@ class Decoded:
 
 
 def record_chunks(
-    fmt: str, layout: str, open_: Callable[[], IO[bytes]], file_id: int, run: int
+    fmt: str,
+    layout: str,
+    open_: Callable[[], IO[bytes]],
+    file_id: int,
+    run: int,
+    limits: Limits = DEFAULT,
 ) -> Iterator[RecordChunk]:
     """The file's records, raw, in chunks of about ``CHUNK_BYTES``.
 
     When reading the stream fails, the records read so far are yielded as a last
     chunk before the error is raised.
     """
-    raw = proto_records(open_, layout, unwrap=False) if fmt == "otlp_proto" else raw_lines(open_)
+    raw = (
+        proto_records(open_, layout, unwrap=False, limits=limits)
+        if fmt == "otlp_proto"
+        else raw_lines(open_, limits)
+    )
     chunk: list[tuple[int, bytes | BadRecord]] = []
     size = 0
     try:
@@ -89,14 +101,14 @@ def record_chunks(
             chunk.append((no, rec))
             size += len(rec) if isinstance(rec, bytes) else 0
             if size >= CHUNK_BYTES:
-                yield RecordChunk(fmt, file_id, run, chunk)
+                yield RecordChunk(fmt, file_id, run, chunk, limits)
                 chunk, size = [], 0
     except Exception:  # the stream broke: the records read before it are kept
         if chunk:
-            yield RecordChunk(fmt, file_id, run, chunk)
+            yield RecordChunk(fmt, file_id, run, chunk, limits)
         raise
     if chunk:
-        yield RecordChunk(fmt, file_id, run, chunk)
+        yield RecordChunk(fmt, file_id, run, chunk, limits)
 
 
 Signal = tuple[list[Any], list[otlp_logs.LogRow]]
@@ -113,12 +125,12 @@ def _json_record(doc: Any) -> Signal:
     return otlp_json.request_spans(doc), []
 
 
-def _record(fmt: str, no: int, rec: bytes | BadRecord) -> Signal:
+def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits) -> Signal:
     """One raw record, routed by its own content: each record of a file may be another signal."""
     if isinstance(rec, BadRecord):
         raise rec
     if fmt == "otlp_proto":
-        data = unwrap_record(rec)
+        data = unwrap_record(rec, limits)
         signal = proto_signal(data)
         if signal == "logs":
             return [], otlp_logs.proto_request_logs(data)
@@ -134,17 +146,38 @@ def _record(fmt: str, no: int, rec: bytes | BadRecord) -> Signal:
 def decode(chunk: RecordChunk) -> Decoded:
     """Spans, convention facts and GenAI log records of every record of ``chunk``."""
     return _decoded(
-        chunk.file_id, chunk.run, chunk.records, lambda no, rec: _record(chunk.fmt, no, rec)
+        chunk.file_id,
+        chunk.run,
+        chunk.records,
+        lambda no, rec: _record(chunk.fmt, no, rec, chunk.limits),
+        chunk.limits,
     )
 
 
-def decode_document(file_id: int, run: int, no: int, doc: Any) -> Decoded:
+def decode_document(file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(file_id, run, [(no, doc)], lambda no, d: _json_record(d))
+    return _decoded(file_id, run, [(no, doc)], lambda no, d: _json_record(d), limits)
+
+
+def _bounded(spans: list[Any], limits: Limits) -> list[Any]:
+    """``spans`` of one record, or ``LimitExceeded`` when it has too many spans or attributes."""
+    if len(spans) > limits.spans_per_record:
+        raise LimitExceeded(
+            "spans_per_record", limits.spans_per_record, f"request of {len(spans)} spans"
+        )
+    for span in spans:
+        n = len(span[10])
+        if n > limits.attributes:
+            raise LimitExceeded("attributes", limits.attributes, f"span with {n} attributes")
+    return spans
 
 
 def _decoded(
-    file_id: int, run: int, records: list[tuple[int, Any]], signal_of: Callable[[int, Any], Signal]
+    file_id: int,
+    run: int,
+    records: list[tuple[int, Any]],
+    signal_of: Callable[[int, Any], Signal],
+    limits: Limits,
 ) -> Decoded:
     span_rows: list[tuple] = []
     fact_rows: list[tuple] = []
@@ -155,14 +188,14 @@ def _decoded(
             srows, frows = [], []
             pos = len(fact_rows)
             spans, logs = signal_of(no, rec)
-            for span in spans:
+            for span in _bounded(spans, limits):
                 tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
                 srows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
                               dumps(attrs), rj, file_id, no))  # fmt: skip
                 facts = span_facts(name, {**ev, **attrs} if ev else attrs)
                 frows.append((tid, sid, pid, file_id, no, pos, start, end, service, *facts, run))
                 pos += 1
-        except BadRecord as e:
+        except (BadRecord, LimitExceeded) as e:
             skipped.append((no, str(e)))
             continue
         except Exception as e:  # safety net: untrusted input never crashes ingest
@@ -181,14 +214,12 @@ def _decoded(
     )
 
 
-def shift_pos(facts: pa.RecordBatch, offset: int) -> pa.RecordBatch:
+def shift_pos(facts: pa.RecordBatch | pa.Table, offset: int) -> pa.RecordBatch | pa.Table:
     """``facts`` with ``offset`` added to its ``pos`` column (chunk → file positions)."""
     if not offset or not facts.num_rows:
         return facts
     i = facts.schema.get_field_index("pos")
-    cols = list(facts.columns)
-    cols[i] = pc.add(cols[i], pa.scalar(offset, pa.int64()))
-    return pa.RecordBatch.from_arrays(cols, schema=facts.schema)
+    return facts.set_column(i, "pos", pc.add(facts.column(i), pa.scalar(offset, pa.int64())))
 
 
 @dataclass(frozen=True)

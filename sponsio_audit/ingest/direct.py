@@ -51,7 +51,7 @@ def load(
             return 1, 1, fmt
         fmt = classify(doc) or "json"
         if fmt in ("otlp_json", "otlp_logs", "otlp_metrics"):  # routed by signal
-            return 1, r.take(decode_document(file_id, r.run, no, doc), file_id), fmt
+            return 1, r.take(decode_document(file_id, r.run, no, doc, r.limits), file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
             r.skipped.add((file_id, no, "unrecognised JSON document"))
             return 1, 1, fmt
@@ -61,22 +61,38 @@ def load(
         "native": native.parse,
         "transcript": transcript.parse,
     }[fmt]
-    parsed: Parsed = reader(_guard(recs), file_id, f"{fmt}:{sha[:16]}")
+    tid = f"{fmt}:{sha[:16]}"
+    parsed: Parsed
+    if fmt == "transcript":
+        parsed = transcript.parse(_guard(recs), file_id, tid, r.limits)
+    else:
+        parsed = reader(_guard(recs), file_id, tid)
     for no, why in parsed.skipped:
         r.skipped.add((file_id, no, why))
     for k, trace in enumerate(parsed.traces):
         r.direct_traces += 1  # an empty trace (n = 0) is still a trace
-        events = numbered(trace)
         ids = parsed.trace_ids
-        tid = events[0].trace_id if events else (ids[k] if k < len(ids) else None)
-        if tid is not None:
-            r.traces.add((tid, len(events)))
-        for ev in events:
+        first: str | None = ids[k] if k < len(ids) else None
+        n = 0
+        for ev in numbered(trace) if isinstance(trace, list) else _in_order(trace):
+            if n == 0:
+                first = ev.trace_id
+            n += 1
             row = event_row(ev)
             r.events.add(tuple(row[c] for c in _COLUMNS))
+        if first is not None:
+            r.traces.add((first, n))
     for d in parsed.decisions:
         r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
+
+
+def _in_order(trace: Iterator[Event]) -> Iterator[Event]:
+    """Events already in order, numbered 0..n-1 as they come."""
+    for seq, e in enumerate(trace):
+        d = dict(e.__dict__)
+        d["seq"] = seq
+        yield Event(**d)
 
 
 def _guard(recs: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:

@@ -7,11 +7,13 @@ lets ``direct`` import the readers without the readers importing it back.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from sponsio_audit.event import Event
+from sponsio_audit.ingest.values import INT64
 
 
 @dataclass
@@ -22,7 +24,8 @@ class Parsed:
     trace with no events is still listed in the ``traces`` table.
     """
 
-    traces: list[list[Event]] = field(default_factory=list)
+    traces: list[list[Event] | Iterator[Event]] = field(default_factory=list)
+    """Lists are ordered by time (``numbered``); iterators are in order already (transcripts)."""
     trace_ids: list[str] = field(default_factory=list)  # each trace's id, when known
     decisions: list[tuple] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)
@@ -35,9 +38,12 @@ def ts_ns(v: Any) -> int | None:
         return None
     if isinstance(v, (int, float)):
         x = float(v)
+        if x != x:  # NaN
+            return None
         for scale in (1e9, 1e6, 1e3, 1.0):
             if abs(x) * scale < 1e19:
-                return int(v * scale) if scale > 1 else int(v)
+                ns = int(v * scale) if scale > 1 else int(v)
+                return ns if -INT64 <= ns < INT64 else None  # beyond int64: not a time
         return None
     if isinstance(v, str):
         try:

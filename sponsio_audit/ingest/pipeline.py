@@ -18,8 +18,11 @@ With ``jobs > 1`` the chunk work of both passes runs in worker processes
 taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
-record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable).
-A file whose sha256 is already in ``files`` is not read again.
+record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable,
+not a regular file). A file whose sha256 is already in ``files`` is not read again.
+Only regular files are opened: a FIFO, device or socket (also behind a symlink)
+would block or never end, so it is listed and skipped unopened. Reads are
+bounded by ``Limits`` (``limits.py``); a bound hit is listed with its name.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -36,6 +40,7 @@ from typing import IO, Any
 
 from sponsio_audit.ingest import attach, chunks, direct
 from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from sponsio_audit.ingest.store import Buffer, Store
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
@@ -106,6 +111,7 @@ class _Run:
     dup: int = 0
     shas: set[str] = field(default_factory=set)
     pos: int = 0
+    limits: Limits = DEFAULT
 
     def take(self, d: chunks.Decoded, file_id: int) -> int:
         """Buffer a decoded chunk of the current file (positions go on from ``pos``).
@@ -133,27 +139,57 @@ def _hash(path: str) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-def _records(fmt: str, layout: str, open_: Any) -> Iterator[tuple[int, Any]]:
+def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
     """Parsed records of a file of events (session log, native, transcript) or a JSON document."""
     if layout == "lines":
-        yield from json_lines(open_)
+        yield from json_lines(open_, limits)
     else:
         try:
-            yield 1, read_document(open_)
+            yield 1, read_document(open_, limits)
         except BadRecord as e:
             yield 1, e
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def irregular(path: str) -> str | None:
+    """Why ``path`` (symlinks followed) must not be opened, or None for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the open that follows reports the error
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+    return f"not a regular file ({kind}); not read"
+
+
+def _unread(r: _Run, display: str, fmt: str, reason: str) -> None:
+    """List a file that was not read at all as one skipped record 0."""
+    file_id = r.next_file
+    r.next_file += 1
+    r.records += 1
+    r.skipped_n += 1
+    r.skipped.add((file_id, 0, reason))
+    r.files.add((file_id, display, fmt, None, None, 1, 1))
+
+
 def _file(r: _Run, path: str, display: str) -> None:
+    why = irregular(path)
+    if why is not None:
+        _unread(r, display, "not_regular", why)
+        return
     try:
         sha, size = _hash(path)
     except OSError as e:
-        file_id = r.next_file
-        r.next_file += 1
-        r.records += 1
-        r.skipped_n += 1
-        r.skipped.add((file_id, 0, f"cannot read file: {e.strerror or e}"))
-        r.files.add((file_id, display, "unreadable", None, None, 1, 1))
+        _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
     if sha in r.shas or r.store.has_sha256(sha):
         r.dup += 1
@@ -164,12 +200,12 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.pos = 0
 
     def open_() -> IO[bytes]:
-        return decompressed(open(path, "rb"))[0]
+        return decompressed(open(path, "rb"), r.limits)[0]
 
     n = bad = 0
     fmt = "unknown"
     try:
-        fmt, layout = sniff(open_)
+        fmt, layout = sniff(open_, r.limits)
         if fmt in ("empty", "unknown"):
             reason = {"empty": "empty file"}.get(
                 fmt, "unrecognised format (not OTLP, Sponsio log or transcript)"
@@ -177,7 +213,8 @@ def _file(r: _Run, path: str, display: str) -> None:
             n, bad = 1, 1
             r.skipped.add((file_id, 0, reason))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
-            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, _records(fmt, layout, open_))
+            recs = _records(fmt, layout, open_, r.limits)
+            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
         else:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
@@ -194,7 +231,7 @@ def _file(r: _Run, path: str, display: str) -> None:
 def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
     """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
     n = bad = 0
-    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run)
+    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits)
     try:
         for d in r.workers.map(chunks.decode, todo):
             n += d.records
@@ -206,8 +243,42 @@ def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int
 
 
 def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
-    """List a stream-level failure (corrupt compression, I/O) as the file's next record."""
+    """List a stream-level failure (corrupt compression, I/O, a bound) as the file's next record."""
+    if isinstance(e, LimitExceeded):
+        r.skipped.add((file_id, record, str(e)))
+        return
     r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+
+
+def _cap_traces(r: _Run) -> int:
+    """Skip the records that add spans to a trace past ``limits.spans_per_trace``.
+
+    Counted in the store (any number of traces); a trace over the bound keeps its
+    first spans in (file, position) order, and every record holding a later one is
+    removed and listed. Returns the number of records skipped.
+    """
+    con, cap = r.store.con, r.limits.spans_per_trace
+    bad = con.execute(
+        """WITH big AS (SELECT trace_id FROM span_facts GROUP BY trace_id HAVING count(*) > $cap),
+        ranked AS (SELECT f.file_id, f.record, f.run, row_number() OVER (
+            PARTITION BY f.trace_id ORDER BY f.file_id, f.pos) AS n
+            FROM span_facts f JOIN big USING (trace_id))
+        SELECT DISTINCT file_id, record FROM ranked WHERE n > $cap AND run = $run
+        ORDER BY 1, 2""",
+        {"cap": cap, "run": r.run},
+    ).fetchall()
+    if not bad:
+        return 0
+    why = str(LimitExceeded("spans_per_trace", cap, "trace with more spans"))
+    for file_id, record in bad:
+        for table in ("spans", "span_facts"):
+            con.execute(f"DELETE FROM {table} WHERE file_id = ? AND record = ?", [file_id, record])
+        con.execute("INSERT INTO skipped VALUES (?, ?, ?)", [file_id, record, why])
+        con.execute("UPDATE files SET skipped = skipped + 1 WHERE file_id = ?", [file_id])
+    r.span_n = int(
+        con.execute("SELECT count(*) FROM span_facts WHERE run = ?", [r.run]).fetchall()[0][0]
+    )
+    return len(bad)
 
 
 def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
@@ -274,12 +345,13 @@ def ingest(
     group_by: str = "trace",
     batch_rows: int = 50_000,
     jobs: int = 1,
+    limits: Limits = DEFAULT,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
     ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
-    depend on ``jobs``.
+    depend on ``jobs``. ``limits`` bounds what one file or record may cost.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -299,11 +371,16 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
     with Workers(jobs) as workers:
-        return _ingest(paths, store, group_by, bufs, workers)
+        return _ingest(paths, store, group_by, bufs, workers, limits)
 
 
 def _ingest(
-    paths: list[str | Path], store: Store, group_by: str, bufs: dict[str, Buffer], workers: Workers
+    paths: list[str | Path],
+    store: Store,
+    group_by: str,
+    bufs: dict[str, Buffer],
+    workers: Workers,
+    limits: Limits,
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -318,6 +395,7 @@ def _ingest(
         bufs["span_logs"],
         bufs["traces"],
         workers,
+        limits=limits,
     )
     for path in walk(paths):
         if path == "-":
@@ -331,6 +409,7 @@ def _ingest(
         _file(r, path, path)
     for b in bufs.values():
         b.flush()
+    r.skipped_n += _cap_traces(r)
     traces = _span_events(r, group_by, bufs["events"].batch_rows) + r.direct_traces
     for b in bufs.values():
         b.flush()

@@ -8,23 +8,34 @@ compressed); text starting with ``{`` or ``[`` is JSON, classified by the keys
 of the first parsable line (JSON Lines) or, when no line parses, as one
 pretty-printed document. Record numbers are 1-based: line numbers for JSON
 Lines, record positions for length-prefixed files, 1 for a whole document.
+
+Every read is bounded (``limits.Limits``): decompressed bytes per file and
+their ratio to the compressed bytes (``Bounded``), bytes per line, document
+and protobuf record. A line or record over its bound is a ``BadRecord`` naming
+the limit and the reading goes on after it; a stream over its bound raises
+``LimitExceeded`` (the rest of the file is skipped). NUL padding before the
+first record (preallocated or crash-recovered logs) is ignored.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import zstandard
 
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
 from sponsio_audit.ingest.values import parse
 
 GZIP = b"\x1f\x8b"
 ZSTD = b"\x28\xb5\x2f\xfd"
 SCAN_LINES = 20
-MAX_RECORD = 1 << 30
+PAD = b"\xef\xbb\xbf \t\r\n\x00"
+"""Bytes skipped before the first record: BOM, whitespace, NUL padding."""
+_STEP = 1 << 20
 
 Opener = Callable[[], IO[bytes]]
 
@@ -33,8 +44,43 @@ class BadRecord(Exception):
     """A record that cannot be read; the message is the one-line skip reason."""
 
 
-def decompressed(raw: IO[bytes]) -> tuple[IO[bytes], list[str]]:
-    """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found."""
+class Bounded(io.RawIOBase):
+    """A decompressed stream that raises ``LimitExceeded`` past ``file_bytes`` or ``ratio``."""
+
+    def __init__(self, inner: IO[bytes], raw: IO[bytes], limits: Limits) -> None:
+        super().__init__()
+        self.inner, self.raw, self.limits, self.out = inner, raw, limits, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        """Fill ``b`` from the inner stream, counting decompressed bytes against the limits."""
+        n = self.inner.readinto(b)  # type: ignore[attr-defined]
+        self.out += n
+        if self.out > self.limits.file_bytes:
+            raise LimitExceeded(
+                "file_bytes",
+                self.limits.file_bytes,
+                f"decompressed stream over {self.limits.file_bytes} bytes; rest of file skipped",
+            )
+        try:
+            compressed = self.raw.tell()
+        except (OSError, ValueError):
+            compressed = 0
+        check_ratio(self.limits, self.out, compressed, "compression bomb; rest of file skipped")
+        return int(n)
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], list[str]]:
+    """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found.
+
+    A compressed stream is ``Bounded`` by ``limits`` (file bytes and ratio).
+    """
     layers: list[str] = []
     stream: IO[bytes] = raw
     for _ in range(4):
@@ -46,27 +92,74 @@ def decompressed(raw: IO[bytes]) -> tuple[IO[bytes], list[str]]:
         elif head == ZSTD:
             layers.append("zstd")
             stream = zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
+        elif layers:
+            return io.BufferedReader(Bounded(buf, raw, limits)), layers
         else:
             return buf, layers
-    return io.BufferedReader(stream), layers  # type: ignore[type-var]
+    return io.BufferedReader(Bounded(stream, raw, limits)), layers
 
 
-def unwrap_record(data: bytes) -> bytes:
-    """One record's bytes with per-record gzip/zstd compression removed."""
+def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:
+    """Every gzip member of ``data`` decompressed in steps, stopping past ``cap`` bytes
+    (the result is then longer than ``cap``) or at a bomb's ratio (``BadRecord``)."""
+    out: list[bytes] = []
+    n, size = 0, len(data)
+    while data[:2] == GZIP and n <= cap:
+        d = zlib.decompressobj(wbits=31)
+        buf = data
+        while not d.eof and n <= cap:
+            piece = d.decompress(buf, _STEP)
+            buf = d.unconsumed_tail
+            if not piece and not buf and not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, size, "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
+        data = d.unused_data
+    return b"".join(out)
+
+
+def _unzstd(data: bytes, cap: int, limits: Limits) -> bytes:
+    """A zstd record decompressed in steps, stopping past ``cap`` bytes or a bomb's ratio."""
+    out: list[bytes] = []
+    n = 0
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        while n <= cap and (piece := r.read(_STEP)):
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, len(data), "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
+    return b"".join(out)
+
+
+def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
+    """One record's bytes with per-record gzip/zstd compression removed (within ``limits``)."""
+    cap = limits.record_bytes
     for _ in range(4):
+        compressed = len(data)
         if data[:4] == ZSTD:
             try:
-                with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
-                    data = r.read(MAX_RECORD)
+                data = _unzstd(data, cap, limits)
             except zstandard.ZstdError as e:
                 raise BadRecord(f"corrupt zstd record: {e}") from None
         elif data[:2] == GZIP:
             try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError) as e:
+                data = _gunzip(data, cap, limits)
+            except (OSError, EOFError, zlib.error) as e:
                 raise BadRecord(f"corrupt gzip record: {e}") from None
         else:
             return data
+        try:
+            if len(data) > cap:
+                raise LimitExceeded("record_bytes", cap, "record over the size limit")
+            check_ratio(limits, len(data), compressed, "compressed record is a bomb")
+        except LimitExceeded as e:
+            raise BadRecord(str(e)) from None
     return data
 
 
@@ -188,7 +281,7 @@ def _raw_proto(head: bytes) -> bool:
     return False
 
 
-def sniff(open_: Opener) -> tuple[str, str]:
+def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """(format, layout) of the stream: layout is lines | document | raw | delimited | none.
 
     Formats: otlp_json, otlp_proto, session_log, native, transcript, otlp_logs,
@@ -200,54 +293,73 @@ def sniff(open_: Opener) -> tuple[str, str]:
             return "empty", "none"
         if _raw_proto(head):
             return "otlp_proto", "raw"
-        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        if not text:
+        text = head.lstrip(PAD)
+        while not text:
             head = f.read(1 << 16)
-            text = head.lstrip(b" \t\r\n")
-            if not text:
+            if not head:
                 return "empty", "none"
+            text = head.lstrip(PAD)
         if text[:1] not in b"{[":
             if len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40:
                 return "otlp_proto", "delimited"
             return "unknown", "none"
-    with open_() as f:
-        for _, line in zip(range(SCAN_LINES), f, strict=False):
-            s = line.strip()
-            if not s:
-                continue
-            try:
-                obj = parse(s.decode("utf-8-sig"))
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, list):
-                break
-            kind = classify(obj)
-            if kind is not None:
-                return kind, "lines"
+    for _, (_, line) in zip(range(SCAN_LINES), raw_lines(open_, limits), strict=False):
+        if isinstance(line, BadRecord):
+            break  # a line too large to classify: the lines before it decide
+        try:
+            obj = parse(line.strip().decode("utf-8-sig"))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, list):
+            break
+        kind = classify(obj)
+        if kind is not None:
+            return kind, "lines"
     return "json", "document"
 
 
-def read_document(open_: Opener) -> Any:
+def _too_big(limits: Limits, what: str) -> BadRecord:
+    return BadRecord(str(LimitExceeded("record_bytes", limits.record_bytes, f"{what} too large")))
+
+
+def read_document(open_: Opener, limits: Limits = DEFAULT) -> Any:
     """The whole stream parsed as one JSON document (BadRecord when it is not JSON)."""
     with open_() as f:
-        data = f.read(MAX_RECORD)
-    doc = parse_line(1, data)
+        data = f.read(limits.record_bytes + 1)
+    if len(data) > limits.record_bytes:
+        raise _too_big(limits, "JSON document")
+    doc = parse_line(1, data.lstrip(PAD))
     if isinstance(doc, BadRecord):
         raise doc
     return doc
 
 
-def raw_lines(open_: Opener) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes) of every non-blank line, unparsed (parsed by ``parse_line``)."""
+def raw_lines(open_: Opener, limits: Limits = DEFAULT) -> Iterator[tuple[int, bytes | BadRecord]]:
+    """(line number, bytes) of every non-blank line, unparsed (parsed by ``parse_line``).
+
+    A line over ``limits.record_bytes`` is a ``BadRecord`` (read past, never held whole).
+    """
+    cap = limits.record_bytes
     with open_() as f:
-        for no, line in enumerate(f, 1):
+        no = 0
+        while line := f.readline(cap + 1):
+            no += 1
+            if len(line) > cap and not line.endswith(b"\n"):
+                yield no, _too_big(limits, "line")  # first: a reader that stops reads no further
+                while (rest := f.readline(_STEP)) and not rest.endswith(b"\n"):
+                    pass
+                continue
+            if line[:1] == b"\x00":
+                line = line.lstrip(b"\x00")
             if line.strip():
                 yield no, line
 
 
-def parse_line(no: int, line: bytes) -> Any:
+def parse_line(no: int, line: bytes | BadRecord) -> Any:
     """One JSON line (or, as line 1, a whole document) as a value, or a ``BadRecord``
     saying why it is not one (never raises)."""
+    if isinstance(line, BadRecord):
+        return line
     try:
         text = line.decode("utf-8-sig" if no == 1 else "utf-8")
     except UnicodeDecodeError as e:
@@ -260,22 +372,33 @@ def parse_line(no: int, line: bytes) -> Any:
         return BadRecord(f"invalid JSON: {e}")
 
 
-def json_lines(open_: Opener) -> Iterator[tuple[int, Any]]:
+def json_lines(open_: Opener, limits: Limits = DEFAULT) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value or BadRecord) of every non-blank line."""
-    for no, line in raw_lines(open_):
+    for no, line in raw_lines(open_, limits):
         yield no, parse_line(no, line)
 
 
+def _discard(f: IO[bytes], n: int) -> int:
+    """Read past ``n`` bytes of ``f`` without holding them; returns the bytes read."""
+    got = 0
+    while got < n and (piece := f.read(min(_STEP, n - got))):
+        got += len(piece)
+    return got
+
+
 def proto_records(
-    open_: Opener, layout: str, *, unwrap: bool = True
+    open_: Opener, layout: str, *, unwrap: bool = True, limits: Limits = DEFAULT
 ) -> Iterator[tuple[int, bytes | BadRecord]]:
     """(record number, bytes or BadRecord) of a raw or length-prefixed protobuf stream.
 
     ``unwrap=False`` leaves per-record compression on (for ``unwrap_record`` in a worker).
+    A record over ``limits.record_bytes`` is read past and listed; the next one is read.
     """
+    cap = limits.record_bytes
     with open_() as f:
         if layout == "raw":
-            yield 1, f.read(MAX_RECORD)
+            data = f.read(cap + 1)
+            yield 1, _too_big(limits, "protobuf body") if len(data) > cap else data
             return
         no = 0
         while True:
@@ -287,9 +410,13 @@ def proto_records(
                 yield no, BadRecord(f"truncated length prefix ({len(hdr)} of 4 bytes)")
                 return
             n = int.from_bytes(hdr, "big")
-            if n > MAX_RECORD:
-                yield no, BadRecord(f"record length {n} exceeds limit; rest of file unreadable")
-                return
+            if n > cap:
+                got = _discard(f, n)
+                if got < n:
+                    yield no, BadRecord(f"truncated record: expected {n} bytes, got {got}")
+                    return
+                yield no, _too_big(limits, f"record of {n} bytes")
+                continue
             data = f.read(n)
             if len(data) < n:
                 yield no, BadRecord(f"truncated record: expected {n} bytes, got {len(data)}")
@@ -298,6 +425,6 @@ def proto_records(
                 yield no, data
                 continue
             try:
-                yield no, unwrap_record(data)
+                yield no, unwrap_record(data, limits)
             except BadRecord as e:
                 yield no, e

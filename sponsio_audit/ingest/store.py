@@ -2,7 +2,10 @@
 
 ``Store.open(None)`` is in memory; a path opens or creates a database file.
 Rows reach DuckDB only as Arrow record batches of at most ``batch_rows`` rows
-(``Buffer``), so Python memory is bounded by the batch size. SQL takes values
+and about ``BATCH_BYTES`` of text (``Buffer``), so Python memory is bounded by
+the batch size. A value a column cannot hold (an integer beyond int64, a lone
+surrogate, a non-string in a text column) costs only that field: it is stored
+as NULL (or with U+FFFD), never failing the batch and the rows after it. SQL takes values
 only as parameters; table names come from this module, never from input.
 
 Besides the documented tables, ``span_facts`` keeps what each span says under
@@ -21,8 +24,12 @@ import pyarrow as pa
 
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
+from sponsio_audit.ingest.values import INT64, whole
 
 BATCH_ROWS = 50_000
+BATCH_BYTES = 64 << 20
+"""Text bytes of rows added one at a time after which a ``Buffer`` flushes (Arrow's
+``string`` type holds at most 2 GiB per array)."""
 
 _JSON = pa.json_() if hasattr(pa, "json_") else pa.string()  # pyarrow >= 19
 
@@ -199,10 +206,32 @@ class Store:
         return int(row[0]) if row else 0
 
 
-def _array(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array:
+def _fit(v: Any, typ: pa.DataType) -> Any:
+    """``v`` as a value of column type ``typ``, or None when it cannot be one."""
+    if v is None:
+        return None
+    if pa.types.is_integer(typ) or pa.types.is_timestamp(typ):
+        return v if type(v) is int and -INT64 <= v < INT64 else None
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return whole(v) if isinstance(v, str) else None
+    if pa.types.is_boolean(typ):
+        return v if isinstance(v, bool) else None
+    return v
+
+
+def _array(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    storage = typ.storage_type if isinstance(typ, pa.ExtensionType) else typ
+    try:
+        arr = pa.array(values, type=storage)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+        arr = pa.array([_fit(v, storage) for v in values], type=storage)
     if isinstance(typ, pa.ExtensionType):
-        return pa.ExtensionArray.from_storage(typ, pa.array(values, type=typ.storage_type))
-    return pa.array(values, type=typ)
+        if isinstance(arr, pa.ChunkedArray):
+            return pa.chunked_array(
+                [pa.ExtensionArray.from_storage(typ, c) for c in arr.chunks], typ
+            )
+        return pa.ExtensionArray.from_storage(typ, arr)
+    return arr
 
 
 def decision_row(d: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -212,11 +241,18 @@ def decision_row(d: tuple[Any, ...]) -> tuple[Any, ...]:
     return (d[0], d[1], d[2], ts, *d[4:])
 
 
-def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
-    """Row tuples (``schema`` column order) as one Arrow record batch."""
+def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
+    """Row tuples (``schema`` column order) as one Arrow record batch (a table of several
+    batches when a text column holds more than a string array's 2 GiB)."""
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
     arrays = [_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
+    if any(isinstance(a, pa.ChunkedArray) for a in arrays):
+        return pa.Table.from_arrays(arrays, schema=schema)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _text_bytes(row: tuple[Any, ...]) -> int:
+    return sum(len(v) for v in row if type(v) is str)
 
 
 @dataclass
@@ -234,26 +270,34 @@ class Buffer:
     batches: list[pa.RecordBatch] = field(default_factory=list)
     pending: int = 0
     total: int = 0
+    text: int = 0
 
     def add(self, row: tuple[Any, ...]) -> None:
-        """Append one row (``TABLES[table]`` column order); flush when the batch is full."""
+        """Append one row (``TABLES[table]`` column order); flush when the batch is full
+        (``batch_rows`` rows, or ``BATCH_BYTES`` of text)."""
         self.rows.append(row)
-        if len(self.rows) + self.pending >= self.batch_rows:
+        self.text += _text_bytes(row)
+        if len(self.rows) + self.pending >= self.batch_rows or self.text >= BATCH_BYTES:
             self.flush()
 
-    def add_batch(self, batch: pa.RecordBatch) -> None:
-        """Append a record batch of ``TABLES[table]``'s schema; flush when enough rows wait."""
+    def add_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Append a record batch (or table) of ``TABLES[table]``'s schema; flush when enough
+        rows wait."""
         if self.rows:
             self._seal()
-        self.batches.append(batch)
+        if isinstance(batch, pa.Table):
+            self.batches.extend(batch.to_batches())
+        else:
+            self.batches.append(batch)
         self.pending += batch.num_rows
         if self.pending >= self.batch_rows:
             self.flush()
 
     def _seal(self) -> None:
-        self.batches.append(rows_batch(self.rows, TABLES[self.table]))
+        b = rows_batch(self.rows, TABLES[self.table])
+        self.batches.extend(b.to_batches() if isinstance(b, pa.Table) else [b])
         self.pending += len(self.rows)
-        self.rows = []
+        self.rows, self.text = [], 0
 
     def flush(self) -> None:
         """Write everything buffered as one insert."""

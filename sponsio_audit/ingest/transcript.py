@@ -19,15 +19,20 @@ Tool calls on a message of another participant (a user simulator's
 Run metadata: trace id from ``trace_id``/``run_id``/``id`` (else ``<file>:<record>``),
 agent from ``agent``/``agent_id``/``agent_name`` (else None), conversation from
 ``conversation_id``/``session_id``.
+
+Memory: each message is rendered once and a run's events are produced one at a
+time (``run_events`` is a generator), so only the prompt being written is held;
+a run of more than ``Limits.messages`` messages is skipped with that limit named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sponsio_audit.event import Event
 from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.parsed import Parsed
 from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
@@ -44,8 +49,10 @@ def _meta(md: Any, *keys: str) -> str | None:
     return None
 
 
-def run_events(msgs_raw: list[Any], md: Any, trace_id: str, file_id: int, no: int) -> list[Event]:
-    """The events of one run's message list."""
+def run_events(
+    msgs_raw: list[Any], md: Any, trace_id: str, file_id: int, no: int
+) -> Iterator[Event]:
+    """The events of one run's message list, in order (one prompt rendered at a time)."""
     raw = [x for x in cap(msgs_raw) if isinstance(x, dict)]
     msgs = [m.to_msg(x) or m.Msg("", (), ()) for x in raw]
     results: dict[str, str] = {}
@@ -62,47 +69,52 @@ def run_events(msgs_raw: list[Any], md: Any, trace_id: str, file_id: int, no: in
         "file_id": file_id,
         "record": no,
     }
-    out: list[Event] = []
-    for i, (x, msg) in enumerate(zip(raw, msgs, strict=True)):
-        if msg.role != "assistant":
-            if msg.calls and msg.role not in ("tool", "system", "developer"):
-                who = as_text(cap(x.get("name"))) or msg.role or None
-                out.extend(_calls(msg, results, {**base, "agent": who}))
-            continue
-        before = msgs[:i]
-        out.append(
-            Event(
-                type="llm_request",
-                prompt=m.prompt_text(before),
-                system_prompt=m.system_text(before),
-                **base,
-            )
-        )
-        u = x.get("usage")
-        usage: dict[str, Any] = u if isinstance(u, dict) else {}
-        tin = to_int(usage.get("prompt_tokens", usage.get("input_tokens")))
-        tout = to_int(usage.get("completion_tokens", usage.get("output_tokens")))
-        total = to_int(usage.get("total_tokens"))
-        if total is None and tin is not None and tout is not None:
-            total = tin + tout
-        out.append(
-            Event(
-                type="llm_response",
-                content="\n".join(msg.pieces),
-                tokens_in=tin,
-                tokens_out=tout,
-                tokens_total=total,
-                **base,
-            )
-        )
-        out.extend(_calls(msg, results, base))
-    return out
+    lines: list[str] = []  # the prompt rendering of messages so far (messages.prompt_and_system)
+    system: list[str] = []
+    for x, msg in zip(raw, msgs, strict=True):
+        if msg.role == "assistant":
+            yield from _turn(x, msg, "\n".join(lines), "\n".join(system), results, base)
+        elif msg.calls and msg.role not in ("tool", "system", "developer"):
+            who = as_text(cap(x.get("name"))) or msg.role or None
+            yield from _calls(msg, results, {**base, "agent": who})
+        t = msg.text()
+        lines.append(f"{msg.role}: {t}" if msg.role else t)
+        if msg.role in m.SYSTEM_ROLES:
+            system.append(t)
 
 
-def _calls(msg: m.Msg, results: dict[str, str], base: dict[str, Any]) -> list[Event]:
+def _turn(
+    x: dict[str, Any],
+    msg: m.Msg,
+    prompt: str,
+    system: str,
+    results: dict[str, str],
+    base: dict[str, Any],
+) -> Iterator[Event]:
+    """The events of one assistant message: request, response, its tool calls."""
+    yield Event(type="llm_request", prompt=prompt, system_prompt=system, **base)
+    u = x.get("usage")
+    usage: dict[str, Any] = u if isinstance(u, dict) else {}
+    tin = to_int(usage.get("prompt_tokens", usage.get("input_tokens")))
+    tout = to_int(usage.get("completion_tokens", usage.get("output_tokens")))
+    total = to_int(usage.get("total_tokens"))
+    if total is None and tin is not None and tout is not None:
+        total = tin + tout
+    yield Event(
+        type="llm_response",
+        content="\n".join(msg.pieces),
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_total=total,
+        **base,
+    )
+    yield from _calls(msg, results, base)
+
+
+def _calls(msg: m.Msg, results: dict[str, str], base: dict[str, Any]) -> Iterator[Event]:
     """The tool calls of one message, each with its ``role: tool`` result when recorded."""
-    return [
-        Event(
+    for c in msg.calls:
+        yield Event(
             type="tool_call",
             tool=c.name,
             args=as_args(c.arguments),
@@ -110,12 +122,13 @@ def _calls(msg: m.Msg, results: dict[str, str], base: dict[str, Any]) -> list[Ev
             span_id=c.id,
             **base,
         )
-        for c in msg.calls
-    ]
 
 
-def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parsed:
-    """One trace per run (a list of messages, or each ``{messages, metadata}`` record)."""
+def parse(
+    recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str, limits: Limits = DEFAULT
+) -> Parsed:
+    """One trace per run (a list of messages, or each ``{messages, metadata}`` record); a
+    trace is an event iterator, read once (``direct.load`` numbers it in order)."""
     out = Parsed()
     for no, obj in recs:
         out.records += 1
@@ -128,6 +141,10 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
             msgs, md = obj.get("messages"), obj.get("metadata")
         if not isinstance(msgs, list):
             out.skipped.append((no, "no messages list"))
+            continue
+        if len(msgs) > limits.messages:
+            why = LimitExceeded("messages", limits.messages, f"run of {len(msgs)} messages")
+            out.skipped.append((no, str(why)))
             continue
         tid = _meta(md, "trace_id", "run_id", "id") or f"{trace_id}:{no}"
         out.traces.append(run_events(msgs, md, tid, file_id, no))

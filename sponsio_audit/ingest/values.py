@@ -4,7 +4,9 @@ Trace content is untrusted: a single attribute may be tens of megabytes or
 nested thousands of levels deep. Every value kept by ingest passes through
 ``cap`` (strings cut at ``MAX_STR`` characters with a visible marker, nesting
 cut at ``MAX_DEPTH`` levels), so memory per span is bounded and nothing
-recurses without a limit.
+recurses without a limit. Values the store cannot hold cost only their field:
+an integer outside int64 reads as None (``to_int``), a lone UTF-16 surrogate
+(half an emoji, from exporters that cut strings by UTF-16 units) as U+FFFD.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ MAX_DEPTH = 32
 
 DEPTH_MARKER = "<nested too deep>"
 
+INT64 = 1 << 63
+"""Integers ``n`` with ``-INT64 <= n < INT64`` fit the store's BIGINT columns."""
+
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def cut(s: str) -> str:
@@ -106,9 +112,10 @@ def json_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
                 i = v.get("intValue")
                 if type(i) is str:
                     try:
-                        out[key] = int(i)
+                        n: int | None = int(i)
                     except ValueError:
-                        out[key] = None
+                        n = None
+                    out[key] = n if n is None or -INT64 <= n < INT64 else None
                     continue
         _json_kv(out, kv, depth)
     return out
@@ -168,22 +175,25 @@ def finite(d: float) -> float | str:
 
 
 def to_int(v: Any) -> int | None:
-    """An OTLP int64 written as a JSON number or string; None when it is neither."""
+    """An OTLP int64 written as a JSON number or string; None when it is neither or does
+    not fit int64 (``"99999999999999999999"``, ``1e20``: the field is lost, not the record)."""
     if type(v) is str:  # the OTLP/JSON spelling: checked first
         try:
-            return int(v)
+            n = int(v) if len(v) < 40 else INT64
         except ValueError:
             return None
-    if isinstance(v, bool):
+    elif isinstance(v, bool):
         return int(v)
-    if isinstance(v, int):
-        return v
-    if isinstance(v, (str, float)):
+    elif isinstance(v, int):
+        n = v
+    elif isinstance(v, (str, float)):
         try:
-            return int(v)
+            n = int(v)
         except (ValueError, OverflowError):
             return None
-    return None
+    else:
+        return None
+    return n if -INT64 <= n < INT64 else None
 
 
 def norm_id(v: Any) -> str | None:
@@ -212,6 +222,11 @@ def parse(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return _finite(json.loads(text))
+
+
+def whole(s: str) -> str:
+    """``s`` with lone UTF-16 surrogates replaced by U+FFFD (they cannot be stored as UTF-8)."""
+    return _SURROGATE.sub("\ufffd", s)
 
 
 def dumps(v: Any) -> str:
@@ -252,13 +267,16 @@ def _has_nonfinite(v: Any) -> bool:
 
 
 def _finite(v: Any) -> Any:
-    """``v`` with non-finite floats replaced by their string spelling (strict JSON has none)."""
+    """``v`` with non-finite floats replaced by their string spelling (strict JSON has none)
+    and lone surrogates by U+FFFD (``whole``): the values orjson refuses and the stdlib reads."""
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
+    if isinstance(v, str):
+        return whole(v)
     if isinstance(v, (list, tuple)):
         return [_finite(x) for x in v]
     if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
+        return {whole(k): _finite(x) for k, x in v.items()}
     return v
 
 

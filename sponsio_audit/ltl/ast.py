@@ -2,14 +2,17 @@
 
 Every node is an immutable, hashable dataclass, so formulas can be used as
 dict keys (sub-formula caches, grounding tables) and compared structurally.
+A node's hash is computed once, when it is built (children first, so in O(1)
+from theirs): a dataclass's own ``__hash__`` would rehash the whole subtree
+on every call, quadratic (and recursive) for a 5 000-term disjunction.
 Backends (printer, reference evaluator, monitor, columnar) each have one
 small function per node kind and dispatch with ``match``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, fields
+from typing import Any, Union
 
 Arg = Union[str, int, float]
 """An atom argument: a bare identifier or string (str) or a number."""
@@ -267,6 +270,42 @@ Formula = Union[
     AlwaysWithin,
 ]
 
+
+def _hashed_once(cls: type) -> None:
+    """Give node class ``cls`` a hash computed at construction and kept (see module doc).
+
+    The kept hash is left out of pickles and recomputed on load: string hashes
+    differ between processes.
+    """
+    names = tuple(f.name for f in fields(cls) if f.compare)
+    init = cls.__init__  # type: ignore[misc]
+
+    def rehash(self: Any) -> None:
+        object.__setattr__(self, "_h", hash((cls.__name__, *(getattr(self, n) for n in names))))
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        rehash(self)
+
+    def __getstate__(self: Any) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_h"}
+
+    def __setstate__(self: Any, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        rehash(self)
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__hash__ = lambda self: self._h  # type: ignore[method-assign, assignment, misc]
+    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
+
+
+_NODES = (Num, Str, Bool, Cmp, Not, And, Or, Implies, Next, Eventually, Always, Until, WeakUntil,
+          Yesterday, Once, Historically, Since, OnceWithin, HistoricallyWithin, EventuallyWithin,
+          StrongNext, Release, WeakYesterday, Trigger, AlwaysWithin)  # fmt: skip
+for _cls in _NODES:
+    _hashed_once(_cls)
+
 TRUE = Bool(True)
 FALSE = Bool(False)
 
@@ -325,15 +364,22 @@ def children(f: Formula) -> tuple[Formula, ...]:
 
 
 def subformulas(f: Formula) -> list[Formula]:
-    """Every sub-formula of ``f``, children before parents, without repeats."""
+    """Every sub-formula of ``f``, children before parents, without repeats.
+
+    Iterative (an explicit stack), so any depth is walked; the order is the
+    recursive post-order: children left to right, then the node.
+    """
     seen: dict[Formula, None] = {}
-
-    def walk(g: Formula) -> None:
-        for c in children(g):
-            walk(c)
-        seen.setdefault(g, None)
-
-    walk(f)
+    stack: list[tuple[Formula, bool]] = [(f, False)]
+    while stack:
+        g, expanded = stack.pop()
+        if expanded:
+            seen.setdefault(g, None)
+            continue
+        if g in seen:
+            continue
+        stack.append((g, True))
+        stack.extend((c, False) for c in reversed(children(g)))
     return list(seen)
 
 
