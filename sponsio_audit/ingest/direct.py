@@ -72,16 +72,16 @@ def load(
     for k, trace in enumerate(parsed.traces):
         r.direct_traces += 1  # an empty trace (n = 0) is still a trace
         ids = parsed.trace_ids
-        first: str | None = ids[k] if k < len(ids) else None
+        tid_k: str | None = ids[k] if k < len(ids) else None
         n = 0
         for ev in numbered(trace) if isinstance(trace, list) else _in_order(trace):
             if n == 0:
-                first = ev.trace_id
+                tid_k = ev.trace_id
             n += 1
             row = event_row(ev)
             r.events.add(tuple(row[c] for c in _COLUMNS))
-        if first is not None:
-            r.traces.add((first, n))
+        if tid_k is not None:
+            r.traces.add((tid_k, n))
     for d in parsed.decisions:
         r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
