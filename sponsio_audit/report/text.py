@@ -53,12 +53,10 @@ def xml_safe(text: str) -> str:
 def code_span(value: object, limit: int = 120, *, cell: bool = True) -> str:
     """``value`` as an inert Markdown code span (``cell``: safe inside a table cell)."""
     text = xml_text(value, limit)
-    if _HTML_ACTIVE.search(text):  # no raw markup in the text at all, even inert
-        return md_text(text, limit)
+    if _HTML_ACTIVE.search(text) or not text.strip():  # no raw markup at all, even inert
+        return md_text(text, limit)  # (and a code span of spaces only would keep them all)
     if cell:
         text = text.replace("|", "\\|")
-    if not text:
-        return ""
     fence = "`" * (max((len(m) for m in _TICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or text.strip() != text else ""
     return f"{fence}{pad}{text}{pad}{fence}"
