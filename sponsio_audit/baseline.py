@@ -97,6 +97,12 @@ def read(path: str | Path) -> set[str]:
     return {str(i["fingerprint"]) for i in items if isinstance(i, dict) and "fingerprint" in i}
 
 
+def apply_counted(data: ReportData, known: set[str]) -> tuple[ReportData, int]:
+    """``apply`` and the number of ``known`` fingerprints that matched no violation (stale)."""
+    seen = {fingerprint(v, data.contract(v["contract_id"])) for v in data.blamed}
+    return apply(data, known), len(known - seen)
+
+
 def apply(data: ReportData, known: set[str]) -> ReportData:
     """``data`` without the violations whose fingerprint is in ``known`` (counted as suppressed)."""
     keys: set[tuple[str, str, int]] = set()

@@ -19,7 +19,9 @@ taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
 record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable).
-A file whose sha256 is already in ``files`` is not read again.
+A file whose sha256 is already in ``files`` is not read again: it is listed
+in ``files`` with format ``duplicate`` and in ``skipped`` (record 0) naming
+the earlier file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -101,7 +103,7 @@ class _Run:
     span_n: int = 0
     direct_traces: int = 0
     dup: int = 0
-    shas: set[str] = field(default_factory=set)
+    shas: dict[str, str] = field(default_factory=dict)  # sha256 -> path of the first file
     pos: int = 0
 
     def take(self, d: chunks.Decoded, file_id: int) -> int:
@@ -150,12 +152,17 @@ def _file(r: _Run, path: str, display: str) -> None:
         r.skipped.add((file_id, 0, f"cannot read file: {e.strerror or e}"))
         r.files.add((file_id, display, "unreadable", None, None, 1, 1))
         return
-    if sha in r.shas or r.store.has_sha256(sha):
-        r.dup += 1
-        return
-    r.shas.add(sha)
+    earlier = r.shas.get(sha) or r.store.path_with_sha256(sha)
     file_id = r.next_file
     r.next_file += 1
+    if earlier is not None:  # listed, not read again: its records are those of the earlier file
+        r.dup += 1
+        r.records += 1
+        r.skipped_n += 1
+        r.skipped.add((file_id, 0, f"duplicate of {earlier} (same sha256), not read again"))
+        r.files.add((file_id, display, "duplicate", size, sha, 1, 1))
+        return
+    r.shas[sha] = display
     r.pos = 0
 
     def open_() -> IO[bytes]:
@@ -253,12 +260,13 @@ def ingest(
     group_by: str = "trace",
     batch_rows: int = 50_000,
     jobs: int = 1,
+    progress: Callable[[str, int], None] | None = None,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
     ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
-    depend on ``jobs``.
+    depend on ``jobs``. ``progress(path, spans so far)`` is called after each file.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -269,11 +277,16 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
     with Workers(jobs) as workers:
-        return _ingest(paths, store, group_by, bufs, workers)
+        return _ingest(paths, store, group_by, bufs, workers, progress)
 
 
 def _ingest(
-    paths: list[str | Path], store: Store, group_by: str, bufs: dict[str, Buffer], workers: Workers
+    paths: list[str | Path],
+    store: Store,
+    group_by: str,
+    bufs: dict[str, Buffer],
+    workers: Workers,
+    progress: Callable[[str, int], None] | None = None,
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -295,8 +308,10 @@ def _ingest(
                 _file(r, tmp.name, "-")
             finally:
                 os.unlink(tmp.name)
-            continue
-        _file(r, path, path)
+        else:
+            _file(r, path, path)
+        if progress is not None:
+            progress(path, r.span_n)
     for b in bufs.values():
         b.flush()
     traces = _span_events(r, group_by, bufs["events"].batch_rows) + r.direct_traces

@@ -80,10 +80,17 @@ def contract_table(data: ReportData) -> Table:
     return table
 
 
+def _top_title(top: int, total: int) -> str:
+    """``Top violations (N of M)``, saying how to see the rest when the list is cut."""
+    if top >= total:
+        return f"Top violations ({total} of {total})"
+    return f"Top violations ({top} of {total}; --limit {total} or -q lists all)"
+
+
 def violations_list(data: ReportData, top: int = TOP) -> Group:
     """The first ``top`` violations as two-line entries (for consoles narrower than ``WIDE``)."""
     blamed = data.blamed
-    lines = [Text(f"Top violations ({min(top, len(blamed))} of {len(blamed)})", style="italic")]
+    lines = [Text(_top_title(top, len(blamed)), style="italic")]
     for v in blamed[:top]:
         head = Text.assemble(
             t(v["severity"], 10, _SEV_STYLE.get(v["severity"], "")),
@@ -101,7 +108,7 @@ def violations_list(data: ReportData, top: int = TOP) -> Group:
 def violations_table(data: ReportData, top: int = TOP) -> Table:
     """The first ``top`` violations: severity, contract, trace (prefix), step, tool, evidence."""
     blamed = data.blamed
-    title = f"Top violations ({min(top, len(blamed))} of {len(blamed)})"
+    title = _top_title(top, len(blamed))
     table = Table(title=title, title_justify="left")
     table.add_column("severity")
     table.add_column("contract", overflow="fold")
@@ -153,13 +160,13 @@ def skipped_table(data: ReportData) -> Table:
     return table
 
 
-def render(data: ReportData, console: Console) -> None:
-    """Print the whole ``table`` report on ``console``."""
+def render(data: ReportData, console: Console, top: int = TOP) -> None:
+    """Print the whole ``table`` report on ``console`` (the first ``top`` violations)."""
     console.print(summary_panel(data))
     console.print(contract_table(data))
     if data.blamed:
         wide = console.width >= WIDE
-        console.print(violations_table(data) if wide else violations_list(data))
+        console.print(violations_table(data, top) if wide else violations_list(data, top))
     if data.guard_decisions:
         console.print(decisions_table(data))
     if data.skipped:

@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from sponsio_audit.cli_audit import explain, report, scan
+from sponsio_audit.cli import explain, report, scan
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "fixtures" / "demo"

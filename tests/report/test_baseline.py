@@ -13,7 +13,7 @@ from tests.report.conftest import CONFIG, TRACES, demo, planted, run, write_trac
 def test_round_trip(tmp_path: Path) -> None:
     base = tmp_path / "baseline.json"
     res = run("scan", TRACES, "-c", CONFIG, "-q", "--write-baseline", base)
-    assert res.exit_code == 1
+    assert res.exit_code == 0  # writing a baseline accepts today's violations
     doc = json.loads(base.read_text())
     assert doc["schema"] == baseline.SCHEMA
     assert {(e["trace_id"], e["contract_id"]) for e in doc["violations"]} == planted()

@@ -1,0 +1,123 @@
+"""Where a report goes: stdout and each ``-o FILE``, in the format its extension names.
+
+``-f`` wins; without it each ``-o`` file takes the format of its
+extension (``.sarif``, ``.json``, ``.html``, ``.md``, ``.xml``, ``.txt``),
+and stdout takes ``$SPONSIO_AUDIT_FORMAT`` or ``table``. Folders above an
+output file are created.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sponsio_audit.cli.common import UsageProblem, prepare_output, writing
+
+ENV_FORMAT = "SPONSIO_AUDIT_FORMAT"
+FORMATS = ("table", "json", "markdown", "html", "junit", "sarif")
+EXTENSIONS = {
+    ".json": "json",
+    ".sarif": "sarif",
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".xml": "junit",
+    ".txt": "table",
+}
+FILE_WIDTH = 140  # a table written to a file is laid out at this width
+
+
+@dataclass(frozen=True)
+class Target:
+    """One destination of the report: a file (or stdout when ``path`` is None) and its format."""
+
+    path: Path | None
+    fmt: str
+
+
+def env_format() -> str | None:
+    """``$SPONSIO_AUDIT_FORMAT`` when set (an error naming it when it is no format)."""
+    value = os.environ.get(ENV_FORMAT, "").strip()
+    if not value:
+        return None
+    if value not in FORMATS:
+        raise UsageProblem([f"{ENV_FORMAT}={value}: not a format; one of {', '.join(FORMATS)}"])
+    return value
+
+
+def format_of(path: Path) -> str | None:
+    """The format an output file's extension names (None when it names none)."""
+    return EXTENSIONS.get(path.suffix.lower())
+
+
+def targets(outputs: Sequence[Path], fmt: str | None) -> list[Target]:
+    """Destinations of a report: each ``-o`` file, or stdout when there is none."""
+    default = fmt or env_format()
+    if not outputs:
+        return [Target(None, default or "table")]
+    out = []
+    for p in outputs:
+        chosen = fmt or format_of(p) or default
+        if chosen is None:
+            raise UsageProblem(
+                [
+                    f"{p}: cannot tell the report format from the extension {p.suffix or '(none)'};"
+                    f" give --format or one of {', '.join(sorted(EXTENSIONS))}"
+                ]
+            )
+        out.append(Target(p, chosen))
+    return out
+
+
+def check(ts: Sequence[Target]) -> None:
+    """Create the folders of every output file before the audit runs (fail early)."""
+    for t in ts:
+        if t.path is not None:
+            prepare_output(t.path)
+
+
+def findings(data: Any) -> list[str]:
+    """One plain line per violation (``-q``): severity, contract, trace, step, tool, evidence."""
+    from sponsio_audit.evidence import clean
+
+    lines = []
+    for v in data.blamed:
+        tool = f" {clean(v['tool'], 80)}" if v["tool"] else ""
+        lines.append(
+            f"{v['severity']} {clean(v['contract_id'], 200)} trace {clean(v['trace_id'], 200)} "
+            f"step {v['seq']}{tool}: {clean(v['evidence'], 300)}"
+        )
+    return lines
+
+
+def write(data: Any, t: Target, *, quiet: bool = False, limit: int = 20) -> None:
+    """Render ``data`` in ``t.fmt`` to ``t.path`` (or stdout); ``limit``: top violations shown
+    by ``table`` (0: all)."""
+    from rich.console import Console
+
+    from sponsio_audit.report import render, terminal
+
+    top = limit if limit > 0 else max(1, len(data.blamed))
+
+    if t.path is None:
+        if t.fmt == "table" and quiet:
+            for line in findings(data):
+                sys.stdout.write(line + "\n")
+        elif t.fmt == "table":
+            terminal.render(data, Console(highlight=False), top)
+        else:
+            sys.stdout.write(render(data, t.fmt))
+        sys.stdout.flush()
+        return
+    prepare_output(t.path)
+    with writing(t.path), t.path.open("w", encoding="utf-8") as f:
+        if t.fmt == "table":
+            console = Console(file=f, width=FILE_WIDTH, no_color=True, highlight=False)
+            terminal.render(data, console, top)
+        else:
+            f.write(render(data, t.fmt))

@@ -1,0 +1,305 @@
+"""``sponsio-audit scan``: ingest traces, audit them, report, and exit with a code a CI job trusts.
+
+Nothing audited is not a pass: no input file (4), no trace in the inputs
+(5) and no contract to check (6) have their own exit codes unless
+``--allow-empty``. Contracts whose agent has no event in any trace are a
+warning on stderr, an error (exit 3) with ``--strict``. See
+``common.EXIT_CODES_HELP``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sponsio_audit.cli import contracts as contract_sources
+from sponsio_audit.cli import outputs, progress, stores, summary
+from sponsio_audit.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_INCOMPLETE,
+    EXIT_NO_INPUT,
+    EXIT_NO_TRACE,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
+    AgentOpt,
+    ContractsOpt,
+    FailOn,
+    Format,
+    GroupBy,
+    GroupByOpt,
+    JobsOpt,
+    PackOpt,
+    UsageProblem,
+    guarded,
+    prepare_folder,
+    prepare_output,
+    say_error,
+    say_warning,
+    writing,
+)
+
+ENV_FAIL_ON = "SPONSIO_AUDIT_FAIL_ON"
+SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
+
+FormatOpt = Annotated[
+    Format | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Report format; default: from each -o extension, else $SPONSIO_AUDIT_FORMAT, "
+        "else table.",
+        show_default=False,
+    ),
+]
+OutputOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here (repeat for several; .sarif .json .html .md .xml .txt).",
+    ),
+]
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option(
+        "--fail-on",
+        help="Lowest severity that makes the exit code 1.",
+        envvar=ENV_FAIL_ON,
+        show_envvar=True,
+    ),
+]
+LimitOpt = Annotated[
+    int, typer.Option("--limit", min=0, help="Violations listed by the table format (0: all).")
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Findings only: no summary line, no progress.")
+]
+SilentOpt = Annotated[
+    bool, typer.Option("--silent", help="Print nothing (errors excepted); files are still written.")
+]
+
+
+def failing(data: Any, fail_on: str) -> int:
+    """Number of violations at or above ``fail_on`` (0 for ``none``)."""
+    if fail_on == "none":
+        return 0
+    limit = SEVERITY_RANK[fail_on]
+    return sum(1 for v in data.blamed if SEVERITY_RANK.get(v["severity"], 0) <= limit)
+
+
+def incomplete_inputs(data: Any) -> int:
+    """Skipped records and files, duplicates of an already read file excepted."""
+    dup = {f["file_id"] for f in data.files if f["format"] == "duplicate"}
+    return sum(1 for s in data.skipped if s["file_id"] not in dup)
+
+
+def _check_paths(paths: list[Path]) -> list[tuple[str, int]]:
+    missing = [str(p) for p in paths if str(p) != "-" and not p.exists()]
+    if missing:
+        raise UsageProblem([f"{p}: no such file or directory" for p in missing])
+    return progress.inputs(paths)
+
+
+def scan(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Trace files or directories ('-' for stdin).")
+    ],
+    contracts: ContractsOpt = None,
+    pack: PackOpt = None,
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="Keep the store in this DuckDB file (replaces its audit)."),
+    ] = None,
+    append: Annotated[
+        bool, typer.Option("--append", help="With --db: add to the stored audit, do not replace.")
+    ] = False,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    parquet: Annotated[
+        Path | None, typer.Option("--parquet", help="Write Parquet tables into this directory.")
+    ] = None,
+    fail_on: FailOnOpt = FailOn.high,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Report and fail only on new violations.")
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", help="Record the current violations; exit 0."),
+    ] = None,
+    group_by: GroupByOpt = GroupBy.trace,
+    agent: AgentOpt = None,
+    jobs: JobsOpt = 0,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 3 on skipped inputs or contracts for no trace."),
+    ] = False,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="No input file, trace or contract is not an error."),
+    ] = False,
+    limit: LimitOpt = 20,
+    quiet: QuietOpt = False,
+    silent: SilentOpt = False,
+) -> None:
+    """Audit traces against contracts and report which trace broke which rule.
+
+    Example: sponsio-audit scan traces/ -c sponsio.yaml -o audit.sarif -o audit.html
+    """
+    with guarded(db):
+        code = _scan(
+            paths, contracts or [], pack or [], db, append, fmt, output or [], parquet,
+            fail_on.value, baseline, write_baseline, group_by.value, agent, jobs, strict,
+            allow_empty, limit, quiet, silent,
+        )  # fmt: skip
+    raise typer.Exit(code)
+
+
+def _scan(
+    paths: list[Path],
+    contract_files: list[Path],
+    packs: list[str],
+    db: Path | None,
+    append: bool,
+    fmt: Format | None,
+    output: list[Path],
+    parquet: Path | None,
+    fail_on: str,
+    baseline: Path | None,
+    write_baseline: Path | None,
+    group_by: str,
+    agent: str | None,
+    jobs: int,
+    strict: bool,
+    allow_empty: bool,
+    limit: int,
+    quiet: bool,
+    silent: bool,
+) -> int:
+    from sponsio_audit import baseline as baselines
+
+    talk = not (quiet or silent)
+    ts = outputs.targets(output, fmt.value if fmt else None)
+    outputs.check(ts)
+    if parquet is not None:
+        prepare_folder(parquet)
+    if write_baseline is not None:
+        prepare_output(write_baseline)
+    files = _check_paths(paths)
+    if not files and not allow_empty:
+        where = ", ".join(str(p) for p in paths)
+        raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
+    cfg, src = contract_sources.load(contract_files, packs)
+    contract_sources.require(cfg, src, agent, allow_empty)
+    known = None
+    if baseline is not None:
+        try:
+            known = baselines.read(baseline)
+        except baselines.BaselineError as e:
+            raise UsageProblem([str(e)]) from None
+    data, idle, use, written = _run(
+        paths, files, cfg, db, append, group_by, agent, jobs, ts, parquet, write_baseline,
+        known, baseline, limit, quiet or silent, silent,
+    )  # fmt: skip
+    if talk:
+        sys.stderr.write(summary.line(data, use) + "\n")
+    if write_baseline is not None and not silent:
+        sys.stderr.write(
+            f"wrote a baseline of {summary.plural(written, 'violation')} to {write_baseline}\n"
+        )
+    return _exit_code(data, idle, fail_on, strict, allow_empty, write_baseline, silent)
+
+
+def _run(
+    paths: list[Path],
+    files: list[tuple[str, int]],
+    cfg: Any,
+    db: Path | None,
+    append: bool,
+    group_by: str,
+    agent: str | None,
+    jobs: int,
+    ts: list[outputs.Target],
+    parquet: Path | None,
+    write_baseline: Path | None,
+    known: Any,
+    baseline: Path | None,
+    limit: int,
+    quiet: bool,
+    silent: bool,
+) -> tuple[Any, str | None, summary.BaselineUse | None, int]:
+    """Ingest, audit, write every output.
+
+    Returns the report data, the idle-contract message, what the baseline
+    did, and the number of baseline entries written.
+    """
+    from sponsio_audit import baseline as baselines
+    from sponsio_audit.api import audit
+    from sponsio_audit.ingest import ingest
+    from sponsio_audit.report.data import load, save_contracts
+
+    store = stores.for_scan(db, append)
+    try:
+        with progress.bar(files, progress.wanted(quiet)) as (tick, stage):
+            ingest([str(p) for p in paths], store, group_by=group_by, jobs=jobs, progress=tick)
+            stage("evaluating")
+            result = audit(store, cfg, agent=agent)
+            save_contracts(store, result.contracts)
+            stage("rendering")
+            fmts = {t.fmt for t in ts}
+            data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
+            ids, present, agents = summary.idle_contracts(store, result.contracts)
+            idle = summary.idle_message(ids, present, agents) if ids else None
+            written = 0
+            if write_baseline is not None:
+                with writing(write_baseline):
+                    written = baselines.write(write_baseline, data)
+            use = None
+            if known is not None and baseline is not None:
+                data, stale = baselines.apply_counted(data, known)
+                use = summary.BaselineUse(str(baseline), data.suppressed, stale)
+            if parquet is not None:
+                from sponsio_audit.report import parquet as parquet_out
+
+                with writing(parquet):
+                    parquet_out.write(store, data, parquet)
+        for t in ts:
+            if t.path is None and silent:
+                continue
+            outputs.write(data, t, quiet=quiet, limit=limit)
+    finally:
+        store.close()
+    return data, idle, use, written
+
+
+def _exit_code(
+    data: Any,
+    idle: str | None,
+    fail_on: str,
+    strict: bool,
+    allow_empty: bool,
+    write_baseline: Path | None,
+    silent: bool,
+) -> int:
+    if data.totals["traces"] == 0 and not allow_empty:
+        say_error(
+            f"no trace in {summary.plural(data.totals['files'], 'input file')} "
+            f"({data.totals['skipped']} skipped; see the report's skipped inputs); "
+            "--allow-empty accepts it"
+        )
+        return EXIT_NO_TRACE
+    if idle is not None:
+        if strict:
+            say_error(idle)
+        elif not silent:
+            say_warning(idle)
+    if strict and (incomplete_inputs(data) or idle is not None):
+        return EXIT_INCOMPLETE
+    if write_baseline is not None:
+        return EXIT_OK
+    return EXIT_VIOLATIONS if failing(data, fail_on) else EXIT_OK
+
+
+scan.__doc__ = f"{scan.__doc__}\n\n    {EXIT_CODES_HELP}\n"
