@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import pairwise
 
 from tests.cli.conftest import CONFIG, TRACES, cli, demo
 
@@ -44,7 +45,7 @@ def test_explain_takes_a_case_insensitive_prefix_and_shows_span_and_source() -> 
 
 def test_ambiguous_and_unknown_prefix() -> None:
     ids = sorted(demo.trace_id(n) for n in ALL)
-    shared = next(a[:k] for a, b in zip(ids, ids[1:], strict=False) for k in (1,) if a[:k] == b[:k])
+    shared = next(a[:1] for a, b in pairwise(ids) if a[:1] == b[:1])
     res = cli("explain", TRACES, "-c", CONFIG, "--trace", shared)
     assert res.exit_code == 2 and "ambiguous" in res.stderr
     res = cli("explain", TRACES, "-c", CONFIG, "--trace", "zz-not-a-trace")

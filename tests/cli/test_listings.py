@@ -1,4 +1,4 @@
-"""``patterns``, ``atoms``, ``validate``, ``traces``, ``explain`` never cut a name; ``--format json``."""
+"""Listings never cut a name (on a terminal or piped, at any width) and have ``--format json``."""
 
 from __future__ import annotations
 

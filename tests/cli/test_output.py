@@ -1,4 +1,4 @@
-"""A summary line always (stderr), ``-q`` findings only, ``--silent`` nothing; outputs by extension."""
+"""A summary line on stderr, ``-q`` findings only, ``--silent`` nothing; outputs by extension."""
 
 from __future__ import annotations
 

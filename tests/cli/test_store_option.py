@@ -1,4 +1,4 @@
-"""``scan --db`` replaces the stored audit (``--append`` adds to it); ``explain``/``report`` never write."""
+"""``scan --db`` replaces a stored audit (``--append`` adds); ``explain --db`` never writes."""
 
 from __future__ import annotations
 
