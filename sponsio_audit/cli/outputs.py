@@ -83,14 +83,14 @@ def check(ts: Sequence[Target]) -> None:
 
 def findings(data: Any) -> list[str]:
     """One plain line per violation (``-q``): severity, contract, trace, step, tool, evidence."""
-    from sponsio_audit.evidence import clean
+    from sponsio_audit.cli.listing import cell
 
     lines = []
     for v in data.blamed:
-        tool = f" {clean(v['tool'], 80)}" if v["tool"] else ""
+        tool = f" {cell(v['tool'])}" if v["tool"] else ""
         lines.append(
-            f"{v['severity']} {clean(v['contract_id'], 200)} trace {clean(v['trace_id'], 200)} "
-            f"step {v['seq']}{tool}: {clean(v['evidence'], 300)}"
+            f"{v['severity']} {cell(v['contract_id'])} trace {cell(v['trace_id'])} "
+            f"step {v['seq']}{tool}: {cell(v['evidence'])}"
         )
     return lines
 

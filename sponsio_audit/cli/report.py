@@ -56,6 +56,7 @@ def report(
                 data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
             except LookupError as e:
                 raise UsageProblem([f"{db}: {e}"]) from None
+            data = baselines.with_matches(store, data)
         finally:
             store.close()
         use = None

@@ -207,7 +207,8 @@ def _scan(
         sys.stderr.write(summary.line(data, use) + "\n")
     if write_baseline is not None and not silent:
         sys.stderr.write(
-            f"wrote a baseline of {summary.plural(written, 'violation')} to {write_baseline}\n"
+            f"wrote a baseline of {summary.plural(written[0], 'violation')} "
+            f"({summary.plural(written[1], 'fingerprint')}) to {write_baseline}\n"
         )
     return _exit_code(data, idle, fail_on, strict, allow_empty, write_baseline, silent)
 
@@ -229,11 +230,11 @@ def _run(
     limit: int,
     quiet: bool,
     silent: bool,
-) -> tuple[Any, str | None, summary.BaselineUse | None, int]:
+) -> tuple[Any, str | None, summary.BaselineUse | None, tuple[int, int]]:
     """Ingest, audit, write every output.
 
     Returns the report data, the idle-contract message, what the baseline
-    did, and the number of baseline entries written.
+    did, and the violations and fingerprints written to a baseline.
     """
     from sponsio_audit import baseline as baselines
     from sponsio_audit.api import audit
@@ -250,12 +251,13 @@ def _run(
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
+            data = baselines.with_matches(store, data)
             ids, present, agents = summary.idle_contracts(store, result.contracts)
             idle = summary.idle_message(ids, present, agents) if ids else None
-            written = 0
+            written = (0, 0)
             if write_baseline is not None:
                 with writing(write_baseline):
-                    written = baselines.write(write_baseline, data)
+                    written = (len(data.blamed), baselines.write(write_baseline, data))
             use = None
             if known is not None and baseline is not None:
                 data, stale = baselines.apply_counted(data, known)
