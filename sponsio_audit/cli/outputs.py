@@ -95,12 +95,26 @@ def findings(data: Any) -> list[str]:
     return lines
 
 
-def write(data: Any, t: Target, *, quiet: bool = False, limit: int = 20) -> None:
+def _text(data: Any, fmt: str, fail_on: str, limit: int) -> str:
+    """The text of a non-table format, with the render options where the renderers take them."""
+    from sponsio_audit import report
+
+    try:
+        from sponsio_audit.report.options import RenderOptions
+    except ImportError:  # renderers without options (before the report options landed)
+        return report.render(data, fmt)
+    render: Any = report.render
+    return str(render(data, fmt, RenderOptions(fail_on=fail_on, limit=limit)))
+
+
+def write(
+    data: Any, t: Target, *, quiet: bool = False, limit: int = 20, fail_on: str = "high"
+) -> None:
     """Render ``data`` in ``t.fmt`` to ``t.path`` (or stdout); ``limit``: top violations shown
     by ``table`` (0: all)."""
     from rich.console import Console
 
-    from sponsio_audit.report import render, terminal
+    from sponsio_audit.report import terminal
 
     top = limit if limit > 0 else max(1, len(data.blamed))
 
@@ -111,7 +125,7 @@ def write(data: Any, t: Target, *, quiet: bool = False, limit: int = 20) -> None
         elif t.fmt == "table":
             terminal.render(data, Console(highlight=False), top)
         else:
-            sys.stdout.write(render(data, t.fmt))
+            sys.stdout.write(_text(data, t.fmt, fail_on, limit))
         sys.stdout.flush()
         return
     prepare_output(t.path)
@@ -120,4 +134,4 @@ def write(data: Any, t: Target, *, quiet: bool = False, limit: int = 20) -> None
             console = Console(file=f, width=FILE_WIDTH, no_color=True, highlight=False)
             terminal.render(data, console, top)
         else:
-            f.write(render(data, t.fmt))
+            f.write(_text(data, t.fmt, fail_on, limit))

@@ -69,7 +69,7 @@ def report(
         for t in ts:
             if t.path is None and silent:
                 continue
-            outputs.write(data, t, quiet=quiet or silent, limit=limit)
+            outputs.write(data, t, quiet=quiet or silent, limit=limit, fail_on=fail_on.value)
         if not (quiet or silent):
             sys.stderr.write(summary.line(data, use) + "\n")
     raise typer.Exit(EXIT_VIOLATIONS if failing(data, fail_on.value) else EXIT_OK)

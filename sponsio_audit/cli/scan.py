@@ -10,6 +10,7 @@ warning on stderr, an error (exit 3) with ``--strict``. See
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -148,105 +149,102 @@ def scan(
 
     Example: sponsio-audit scan traces/ -c sponsio.yaml -o audit.sarif -o audit.html
     """
+    opts = ScanRun(
+        paths=paths, contract_files=contracts or [], packs=pack or [], db=db, append=append,
+        fmt=fmt.value if fmt else None, output=output or [], parquet=parquet,
+        fail_on=fail_on.value, baseline=baseline, write_baseline=write_baseline,
+        group_by=group_by.value, agent=agent, jobs=jobs, strict=strict, allow_empty=allow_empty,
+        limit=limit, quiet=quiet, silent=silent,
+    )  # fmt: skip
     with guarded(db):
-        code = _scan(
-            paths, contracts or [], pack or [], db, append, fmt, output or [], parquet,
-            fail_on.value, baseline, write_baseline, group_by.value, agent, jobs, strict,
-            allow_empty, limit, quiet, silent,
-        )  # fmt: skip
+        code = _scan(opts)
     raise typer.Exit(code)
 
 
-def _scan(
-    paths: list[Path],
-    contract_files: list[Path],
-    packs: list[str],
-    db: Path | None,
-    append: bool,
-    fmt: Format | None,
-    output: list[Path],
-    parquet: Path | None,
-    fail_on: str,
-    baseline: Path | None,
-    write_baseline: Path | None,
-    group_by: str,
-    agent: str | None,
-    jobs: int,
-    strict: bool,
-    allow_empty: bool,
-    limit: int,
-    quiet: bool,
-    silent: bool,
-) -> int:
+@dataclass(frozen=True)
+class ScanRun:
+    """The options of one ``scan``, as parsed."""
+
+    paths: list[Path]
+    contract_files: list[Path]
+    packs: list[str]
+    db: Path | None
+    append: bool
+    fmt: str | None
+    output: list[Path]
+    parquet: Path | None
+    fail_on: str
+    baseline: Path | None
+    write_baseline: Path | None
+    group_by: str
+    agent: str | None
+    jobs: int
+    strict: bool
+    allow_empty: bool
+    limit: int
+    quiet: bool
+    silent: bool
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a scan produced: the report data and what to say about it."""
+
+    data: Any
+    idle: str | None  # contracts whose agent has no event in any trace
+    baseline: summary.BaselineUse | None
+    written: tuple[int, int]  # violations and fingerprints written to --write-baseline
+
+
+def _scan(o: ScanRun) -> int:
     from sponsio_audit import baseline as baselines
 
-    talk = not (quiet or silent)
-    ts = outputs.targets(output, fmt.value if fmt else None)
+    ts = outputs.targets(o.output, o.fmt)
     outputs.check(ts)
-    if parquet is not None:
-        prepare_folder(parquet)
-    if write_baseline is not None:
-        prepare_output(write_baseline)
-    files = _check_paths(paths)
-    if not files and not allow_empty:
-        where = ", ".join(str(p) for p in paths)
+    if o.parquet is not None:
+        prepare_folder(o.parquet)
+    if o.write_baseline is not None:
+        prepare_output(o.write_baseline)
+    files = _check_paths(o.paths)
+    if not files and not o.allow_empty:
+        where = ", ".join(str(p) for p in o.paths)
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
-    cfg, src = contract_sources.load(contract_files, packs)
-    contract_sources.require(cfg, src, agent, allow_empty)
+    cfg, src = contract_sources.load(o.contract_files, o.packs)
+    contract_sources.require(cfg, src, o.agent, o.allow_empty)
     known = None
-    if baseline is not None:
+    if o.baseline is not None:
         try:
-            known = baselines.read(baseline)
+            known = baselines.read(o.baseline)
         except baselines.BaselineError as e:
             raise UsageProblem([str(e)]) from None
-    data, idle, use, written = _run(
-        paths, files, cfg, db, append, group_by, agent, jobs, ts, parquet, write_baseline,
-        known, baseline, limit, quiet or silent, silent,
-    )  # fmt: skip
-    if talk:
-        sys.stderr.write(summary.line(data, use) + "\n")
-    if write_baseline is not None and not silent:
+    out = _run(o, files, cfg, ts, known)
+    if not (o.quiet or o.silent):
+        sys.stderr.write(summary.line(out.data, out.baseline) + "\n")
+    if o.write_baseline is not None and not o.silent:
+        n, fps = out.written
         sys.stderr.write(
-            f"wrote a baseline of {summary.plural(written[0], 'violation')} "
-            f"({summary.plural(written[1], 'fingerprint')}) to {write_baseline}\n"
+            f"wrote a baseline of {summary.plural(n, 'violation')} "
+            f"({summary.plural(fps, 'fingerprint')}) to {o.write_baseline}\n"
         )
-    return _exit_code(data, idle, fail_on, strict, allow_empty, write_baseline, silent)
+    return _exit_code(o, out)
 
 
 def _run(
-    paths: list[Path],
-    files: list[tuple[str, int]],
-    cfg: Any,
-    db: Path | None,
-    append: bool,
-    group_by: str,
-    agent: str | None,
-    jobs: int,
-    ts: list[outputs.Target],
-    parquet: Path | None,
-    write_baseline: Path | None,
-    known: Any,
-    baseline: Path | None,
-    limit: int,
-    quiet: bool,
-    silent: bool,
-) -> tuple[Any, str | None, summary.BaselineUse | None, tuple[int, int]]:
-    """Ingest, audit, write every output.
-
-    Returns the report data, the idle-contract message, what the baseline
-    did, and the violations and fingerprints written to a baseline.
-    """
+    o: ScanRun, files: list[tuple[str, int]], cfg: Any, ts: list[outputs.Target], known: Any
+) -> Outcome:
+    """Ingest, audit, and write every output (the store is closed after)."""
     from sponsio_audit import baseline as baselines
     from sponsio_audit.api import audit
     from sponsio_audit.ingest import ingest
     from sponsio_audit.report.data import load, save_contracts
 
-    store = stores.for_scan(db, append)
+    store = stores.for_scan(o.db, o.append)
     try:
-        with progress.bar(files, progress.wanted(quiet)) as (tick, stage):
-            ingest([str(p) for p in paths], store, group_by=group_by, jobs=jobs, progress=tick)
+        with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
+            paths: list[str | Path] = [str(p) for p in o.paths]
+            ingest(paths, store, group_by=o.group_by, jobs=o.jobs, progress=tick)
             stage("evaluating")
-            result = audit(store, cfg, agent=agent)
+            result = audit(store, cfg, agent=o.agent)
             save_contracts(store, result.contracts)
             stage("rendering")
             fmts = {t.fmt for t in ts}
@@ -255,53 +253,46 @@ def _run(
             ids, present, agents = summary.idle_contracts(store, result.contracts)
             idle = summary.idle_message(ids, present, agents) if ids else None
             written = (0, 0)
-            if write_baseline is not None:
-                with writing(write_baseline):
-                    written = (len(data.blamed), baselines.write(write_baseline, data))
+            if o.write_baseline is not None:
+                with writing(o.write_baseline):
+                    written = (len(data.blamed), baselines.write(o.write_baseline, data))
             use = None
-            if known is not None and baseline is not None:
+            if known is not None and o.baseline is not None:
                 data, stale = baselines.apply_counted(data, known)
-                use = summary.BaselineUse(str(baseline), data.suppressed, stale)
-            if parquet is not None:
+                use = summary.BaselineUse(str(o.baseline), data.suppressed, stale)
+            if o.parquet is not None:
                 from sponsio_audit.report import parquet as parquet_out
 
-                with writing(parquet):
-                    parquet_out.write(store, data, parquet)
+                with writing(o.parquet):
+                    parquet_out.write(store, data, o.parquet)
         for t in ts:
-            if t.path is None and silent:
+            if t.path is None and o.silent:
                 continue
-            outputs.write(data, t, quiet=quiet, limit=limit)
+            outputs.write(data, t, quiet=o.quiet, limit=o.limit, fail_on=o.fail_on)
     finally:
         store.close()
-    return data, idle, use, written
+    return Outcome(data, idle, use, written)
 
 
-def _exit_code(
-    data: Any,
-    idle: str | None,
-    fail_on: str,
-    strict: bool,
-    allow_empty: bool,
-    write_baseline: Path | None,
-    silent: bool,
-) -> int:
-    if data.totals["traces"] == 0 and not allow_empty:
+def _exit_code(o: ScanRun, out: Outcome) -> int:
+    data = out.data
+    if data.totals["traces"] == 0 and not o.allow_empty:
         say_error(
             f"no trace in {summary.plural(data.totals['files'], 'input file')} "
             f"({data.totals['skipped']} skipped; see the report's skipped inputs); "
             "--allow-empty accepts it"
         )
         return EXIT_NO_TRACE
-    if idle is not None:
-        if strict:
-            say_error(idle)
-        elif not silent:
-            say_warning(idle)
-    if strict and (incomplete_inputs(data) or idle is not None):
+    if out.idle is not None:
+        if o.strict:
+            say_error(out.idle)
+        elif not o.silent:
+            say_warning(out.idle)
+    if o.strict and (incomplete_inputs(data) or out.idle is not None):
         return EXIT_INCOMPLETE
-    if write_baseline is not None:
+    if o.write_baseline is not None:
         return EXIT_OK
-    return EXIT_VIOLATIONS if failing(data, fail_on) else EXIT_OK
+    return EXIT_VIOLATIONS if failing(data, o.fail_on) else EXIT_OK
 
 
 scan.__doc__ = f"{scan.__doc__}\n\n    {EXIT_CODES_HELP}\n"
