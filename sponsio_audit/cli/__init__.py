@@ -37,7 +37,7 @@ def _version(value: bool) -> None:
 
         try:
             v = version("sponsio-audit")
-        except PackageNotFoundError:
+        except PackageNotFoundError:  # run from a source tree that is not installed
             v = "unknown"
         typer.echo(f"sponsio-audit {v}")
         raise typer.Exit(0)

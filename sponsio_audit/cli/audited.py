@@ -36,19 +36,10 @@ def open_audit(
     if missing:
         raise UsageProblem([f"{p}: no such file or directory" for p in missing])
     from sponsio_audit.api import audit
-    from sponsio_audit.ingest import Store, ingest
-    from sponsio_audit.report.data import save_contracts
 
-    cfg, _src = contract_sources.load(contract_files, packs)
-    store = Store.open(None)
-    try:
-        ingest([str(p) for p in paths], store, group_by=group_by, jobs=jobs)
-        result = audit(store, cfg, agent=agent)
-        save_contracts(store, result.contracts)
-    except BaseException:
-        store.close()
-        raise
-    return store
+    cfg, src = contract_sources.load(contract_files, packs)
+    sources: list[str | Path] = [str(p) for p in paths]
+    return audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store
 
 
 def has_table(store: Any, name: str) -> bool:

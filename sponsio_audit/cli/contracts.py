@@ -1,47 +1,80 @@
-"""The contracts a command runs: ``--contracts`` files and ``--pack`` names, loaded together.
+"""The contracts a command runs: ``--contracts`` files and ``--pack`` names, or what is found.
 
-Every source is loaded, so every problem is listed (exit 2). ``Sources``
-says what is in force, for the report header and ``--show-config``.
+With neither option, ``config.discover`` looks for ``sponsio.yaml``,
+``.sponsio.yaml`` or ``[tool.sponsio-audit]`` from the current folder up
+to the repository root, and the ``default`` pack is used when it finds
+nothing. Every source is loaded, so every problem is listed (exit 2).
+``Sources`` says what is in force, for the report header and
+``--show-config``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sponsio_audit.cli.common import EXIT_NO_CONTRACT, UsageProblem, config_problem
 
+ENV_CONTRACTS = "SPONSIO_AUDIT_CONTRACTS"
+
 
 @dataclass(frozen=True)
 class Sources:
-    """What is in force: contract files, packs, and how the files were found."""
+    """What is in force: the sources (files, packs, how chosen) and where discovery looked."""
 
-    files: tuple[str, ...] = ()
-    packs: tuple[str, ...] = ()
-    found_by: str = "--contracts"
+    items: tuple[Any, ...]  # config.ConfigSource
+    searched: tuple[Path, ...] = ()
     contracts: int = 0
-    config_files: tuple[str, ...] = field(default=())
 
     def header(self) -> str:
-        """One line naming the files and packs in force (``contracts: …``)."""
-        parts = [*self.files, *(f"pack {p}" for p in self.packs)]
-        what = ", ".join(parts) if parts else "(none)"
-        how = f" ({self.found_by})" if self.files and self.found_by != "--contracts" else ""
-        return f"contracts: {what}{how}"
+        """One line naming the files and packs in force: ``contracts: a.yaml (found: …)``."""
+        parts = []
+        for s in self.items:
+            how = f" ({s.found_by})" if s.found_by not in ("--contracts", "--pack") else ""
+            parts.append(s.show() + how)
+        return "contracts: " + (", ".join(parts) if parts else "(none)")
 
 
-def load(
-    files: list[Path], packs: list[str], *, found_by: str = "--contracts"
-) -> tuple[Any, Sources]:
-    """The merged configuration of ``files`` and ``packs`` (``default`` when both are empty)."""
+def _env_named(files: list[Path]) -> bool:
+    value = os.environ.get(ENV_CONTRACTS, "").split()
+    return bool(value) and [str(f) for f in files] == value
+
+
+def resolve(files: list[Path], packs: list[str], cwd: Path | None = None) -> tuple[
+    list[Path], list[str], Sources
+]:  # fmt: skip
+    """The files and packs to load: as given, or discovered (see the module docstring)."""
+    from sponsio_audit.config import ConfigError, ConfigSource, discover
+
+    if files or packs:
+        how = f"${ENV_CONTRACTS}" if _env_named(files) else "--contracts"
+        items = (
+            *(ConfigSource(str(f), None, how) for f in files),
+            *(ConfigSource(None, p, "--pack") for p in packs),
+        )
+        return list(files), list(packs), Sources(tuple(items))
+    try:
+        found = discover(cwd or Path.cwd())
+    except ConfigError as e:
+        raise config_problem([str(issue) for issue in e.errors]) from None
+    items = found.sources()
+    packs = [s.pack for s in items if s.pack is not None]
+    return list(found.files), packs, Sources(items, found.searched)
+
+
+def load(files: list[Path], packs: list[str], cwd: Path | None = None) -> tuple[Any, Sources]:
+    """The merged configuration of ``files`` and ``packs``, or of what discovery finds."""
+    from dataclasses import replace
+
     from sponsio_audit.config import Config, ConfigError, load_config, load_pack
 
+    files, packs, src = resolve(files, packs, cwd)
     problems: list[str] = []
     merged = Config()
-    chosen = list(packs) or ([] if files else ["default"])
     sources: list[tuple[str, Any]] = [("files", [str(p) for p in files])] if files else []
-    sources += [("pack", name) for name in chosen]
+    sources += [("pack", name) for name in packs]
     for kind, what in sources:
         try:
             cfg = load_config(what) if kind == "files" else load_pack(what)
@@ -59,14 +92,7 @@ def load(
         seen.add(c.id)
     if problems:
         raise config_problem(problems)
-    src = Sources(
-        files=tuple(str(p) for p in files),
-        packs=tuple(chosen),
-        found_by=found_by,
-        contracts=len(merged.contracts),
-        config_files=tuple(str(p) for p in merged.files),
-    )
-    return merged, src
+    return merged, replace(src, contracts=len(merged.contracts))
 
 
 def chosen(cfg: Any, agent: str | None) -> list[Any]:
@@ -83,3 +109,20 @@ def require(cfg: Any, src: Sources, agent: str | None, allow_empty: bool) -> Non
     raise UsageProblem(
         [f"no contract to check{extra} in {where} (--allow-empty accepts it)"], EXIT_NO_CONTRACT
     )
+
+
+def show(cfg: Any, src: Sources) -> list[str]:
+    """The lines of ``--show-config``: each source with its contract count, where it looked."""
+    from sponsio_audit.config import load_config, load_pack
+
+    lines = [src.header(), f"{len(cfg.contracts)} contracts in force:"]
+    for s in src.items:  # each loaded once more on its own, to count its contracts
+        if s.path is not None:
+            n = len(load_config(s.path).contracts)
+            lines.append(f"  file {s.path}: {n} contracts ({s.found_by})")
+        else:
+            n = len(load_pack(s.pack).contracts)
+            lines.append(f"  pack {s.pack}: {n} contracts ({s.found_by})")
+    if src.searched:
+        lines.append("searched: " + ", ".join(str(d) for d in src.searched))
+    return lines

@@ -108,12 +108,19 @@ def _text(data: Any, fmt: str, fail_on: str, limit: int) -> str:
 
 
 def write(
-    data: Any, t: Target, *, quiet: bool = False, limit: int = 20, fail_on: str = "high"
+    data: Any,
+    t: Target,
+    *,
+    quiet: bool = False,
+    limit: int = 20,
+    fail_on: str = "high",
+    header: str | None = None,
 ) -> None:
     """Render ``data`` in ``t.fmt`` to ``t.path`` (or stdout); ``limit``: top violations shown
     by ``table`` (0: all)."""
     from rich.console import Console
 
+    from sponsio_audit.cli.listing import cell
     from sponsio_audit.report import terminal
 
     top = limit if limit > 0 else max(1, len(data.blamed))
@@ -123,6 +130,8 @@ def write(
             for line in findings(data):
                 sys.stdout.write(line + "\n")
         elif t.fmt == "table":
+            if header:
+                sys.stdout.write(cell(header) + "\n")
             terminal.render(data, Console(highlight=False), top)
         else:
             sys.stdout.write(_text(data, t.fmt, fail_on, limit))
@@ -132,6 +141,8 @@ def write(
     with writing(t.path), t.path.open("w", encoding="utf-8") as f:
         if t.fmt == "table":
             console = Console(file=f, width=FILE_WIDTH, no_color=True, highlight=False)
+            if header:
+                f.write(cell(header) + "\n")
             terminal.render(data, console, top)
         else:
             f.write(_text(data, t.fmt, fail_on, limit))

@@ -49,8 +49,7 @@ def patterns(
 
 
 def _packs(fmt: str) -> None:
-    from sponsio_audit.config import ConfigError, load_config
-    from sponsio_audit.config_yaml import shipped_packs
+    from sponsio_audit.config import ConfigError, load_config, shipped_packs
 
     records = []
     for name, path in shipped_packs():

@@ -43,7 +43,7 @@ def report(
     Exit codes: 0, or 1 with violations at or above --fail-on (default none);
     2 when the file is missing, is not a DuckDB store or holds no audit.
     """
-    from sponsio_audit import baseline as baselines
+    from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
     with guarded(db):

@@ -34,6 +34,7 @@ from sponsio_audit.cli.common import (
     JobsOpt,
     PackOpt,
     UsageProblem,
+    fail,
     guarded,
     prepare_folder,
     prepare_output,
@@ -106,8 +107,9 @@ def _check_paths(paths: list[Path]) -> list[tuple[str, int]]:
 
 def scan(
     paths: Annotated[
-        list[Path], typer.Argument(help="Trace files or directories ('-' for stdin).")
-    ],
+        list[Path] | None,
+        typer.Argument(help="Trace files or directories ('-' for stdin).", show_default=False),
+    ] = None,
     contracts: ContractsOpt = None,
     pack: PackOpt = None,
     db: Annotated[
@@ -144,11 +146,22 @@ def scan(
     limit: LimitOpt = 20,
     quiet: QuietOpt = False,
     silent: SilentOpt = False,
+    show_config: Annotated[
+        bool,
+        typer.Option("--show-config", help="Print the contract files and packs in force; exit."),
+    ] = False,
 ) -> None:
     """Audit traces against contracts and report which trace broke which rule.
 
     Example: sponsio-audit scan traces/ -c sponsio.yaml -o audit.sarif -o audit.html
     """
+    if show_config:
+        with guarded():
+            cfg, src = contract_sources.load(contracts or [], pack or [])
+            sys.stdout.write("\n".join(contract_sources.show(cfg, src)) + "\n")
+        raise typer.Exit(EXIT_OK)
+    if not paths:
+        fail(["give trace PATHs to scan (or --show-config)"])
     opts = ScanRun(
         paths=paths, contract_files=contracts or [], packs=pack or [], db=db, append=append,
         fmt=fmt.value if fmt else None, output=output or [], parquet=parquet,
@@ -197,7 +210,7 @@ class Outcome:
 
 
 def _scan(o: ScanRun) -> int:
-    from sponsio_audit import baseline as baselines
+    from sponsio_audit.report import baseline as baselines
 
     ts = outputs.targets(o.output, o.fmt)
     outputs.check(ts)
@@ -217,7 +230,7 @@ def _scan(o: ScanRun) -> int:
             known = baselines.read(o.baseline)
         except baselines.BaselineError as e:
             raise UsageProblem([str(e)]) from None
-    out = _run(o, files, cfg, ts, known)
+    out = _run(o, files, cfg, src, ts, known)
     if not (o.quiet or o.silent):
         sys.stderr.write(summary.line(out.data, out.baseline) + "\n")
     if o.write_baseline is not None and not o.silent:
@@ -230,22 +243,27 @@ def _scan(o: ScanRun) -> int:
 
 
 def _run(
-    o: ScanRun, files: list[tuple[str, int]], cfg: Any, ts: list[outputs.Target], known: Any
+    o: ScanRun,
+    files: list[tuple[str, int]],
+    cfg: Any,
+    src: contract_sources.Sources,
+    ts: list[outputs.Target],
+    known: Any,
 ) -> Outcome:
-    """Ingest, audit, and write every output (the store is closed after)."""
-    from sponsio_audit import baseline as baselines
+    """Audit (``api.audit``), and write every output (the store is closed after)."""
     from sponsio_audit.api import audit
-    from sponsio_audit.ingest import ingest
-    from sponsio_audit.report.data import load, save_contracts
+    from sponsio_audit.report import baseline as baselines
+    from sponsio_audit.report.data import load
 
-    store = stores.for_scan(o.db, o.append)
+    stores.prepare_for_scan(o.db, o.append)
+    store = None
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
-            paths: list[str | Path] = [str(p) for p in o.paths]
-            ingest(paths, store, group_by=o.group_by, jobs=o.jobs, progress=tick)
-            stage("evaluating")
-            result = audit(store, cfg, agent=o.agent)
-            save_contracts(store, result.contracts)
+            result = audit(
+                [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by, agent=o.agent,
+                jobs=o.jobs, progress=stage, on_file=tick, sources=src.items,
+            )  # fmt: skip
+            store = result.store
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
@@ -268,9 +286,12 @@ def _run(
         for t in ts:
             if t.path is None and o.silent:
                 continue
-            outputs.write(data, t, quiet=o.quiet, limit=o.limit, fail_on=o.fail_on)
+            outputs.write(
+                data, t, quiet=o.quiet, limit=o.limit, fail_on=o.fail_on, header=src.header()
+            )
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     return Outcome(data, idle, use, written)
 
 

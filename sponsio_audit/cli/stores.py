@@ -27,27 +27,25 @@ AUDIT_TABLES = (
 """The tables a scan writes (``scan --db`` replaces them all unless ``--append``)."""
 
 
-def for_scan(db: Path | None, append: bool) -> Any:
-    """The store a scan writes to: in memory, or ``db`` (emptied first unless ``append``)."""
-    from sponsio_audit.ingest import Store
-
+def prepare_for_scan(db: Path | None, append: bool) -> None:
+    """Make ``db`` ready for a scan: its folder created, its stored audit dropped unless
+    ``append``; an error naming it when it is a folder or not a DuckDB database."""
     if db is None:
-        return Store.open(None)
+        return
     if db.is_dir():
         raise UsageProblem([f"{db}: is a folder, a DuckDB file is needed here"])
     if not db.exists():
         prepare_output(db)
-        return Store.open(db)
-    if not append:
-        import duckdb
+        return
+    import duckdb
 
-        con = duckdb.connect(str(db))
-        try:
+    con = duckdb.connect(str(db))  # a file that is not a DuckDB database fails here, untouched
+    try:
+        if not append:
             for name in AUDIT_TABLES:
                 con.execute(f'DROP TABLE IF EXISTS "{name}"')  # names are constants
-        finally:
-            con.close()
-    return Store.open(db)
+    finally:
+        con.close()
 
 
 def read_only(db: Path) -> Any:

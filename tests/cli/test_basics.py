@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -14,13 +14,12 @@ from tests.cli.conftest import REPO, cli, proc
 
 COMMANDS = ("scan", "report", "explain", "traces", "validate", "patterns", "atoms", "init")
 PYPROJECT = (REPO / "pyproject.toml").read_text(encoding="utf-8")  # no tomllib on 3.10
-VERSION = re.search(r'^version = "([^"]+)"', PYPROJECT, re.M).group(1)  # type: ignore[union-attr]
 
 
 def test_version_and_module_entry_point() -> None:
     res = proc("--version")
     assert res.returncode == 0
-    assert res.stdout.strip() == f"sponsio-audit {VERSION}"
+    assert res.stdout.strip() == f"sponsio-audit {version('sponsio-audit')}"
     assert "Usage: sponsio-audit" in proc("--help").stdout
 
 

@@ -44,7 +44,7 @@ def test_found_in_a_parent_folder_up_to_the_repository_root(tmp_path: Path) -> N
 
 def test_order_in_one_folder_and_the_nearest_folder_wins(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    one = 'version: "1"\nagents:\n  "*":\n    contracts:\n      - {id: %s, G: "G !called(x)"}\n'
+    one = 'version: "1"\nagents:\n  "*":\n    contracts:\n      - {id: %s, G: {ltl: "G !called(x)"}}\n'
     (repo / ".sponsio.yaml").write_text(one % "hidden")
     assert _ids(repo) == {"hidden"}
     (repo / "sponsio.yaml").write_text(one % "plain")
@@ -64,10 +64,11 @@ def test_pyproject_table(tmp_path: Path) -> None:
         'contracts = ["a/contracts.yaml"]\npacks = ["default"]\n'
     )
     assert _ids(repo / "a" / "b") == DEMO_IDS | _default_ids()
-    (repo / "pyproject.toml").write_text('[tool.sponsio-audit]\nbogus = 1\n')
+    (repo / "pyproject.toml").write_text("[tool.sponsio-audit]\nbogus = 1\n")
     res = cli("scan", TRACES, cwd=repo)
     assert res.exit_code == 2
-    assert res.stderr.startswith(f"{repo / 'pyproject.toml'}: tool.sponsio-audit.bogus: unknown key")
+    where = repo / "pyproject.toml"
+    assert res.stderr.startswith(f"{where}: tool.sponsio-audit.bogus: unknown key")
 
 
 def test_show_config_and_the_report_header(tmp_path: Path) -> None:

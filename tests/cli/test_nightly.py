@@ -106,7 +106,8 @@ def test_readme_nightly_job_on_new_traces_every_night(tmp_path: Path) -> None:
         res = _run(command, repo)
         assert res.exit_code == 0, res.output
     summary = (repo / "summary.md").read_text()
-    assert "coder.no_destructive_shell" in summary
+    assert demo.trace_id("coder-rm-home-n2") in summary  # the new finding, and it alone
+    assert demo.trace_id("coder-rm-rf-n2") not in summary
     assert (repo / "audit.html").read_text().lstrip().lower().startswith("<!doctype html")
 
     _night(repo, "n3", _known("457-55-5462"))

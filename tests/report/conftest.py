@@ -37,7 +37,7 @@ demo = _load_demo()
 
 
 def make_app() -> typer.Typer:
-    """A Typer app with the commands of ``cli_audit`` (as ``cli.py`` registers them)."""
+    """A Typer app with the commands ``scan``, ``report`` and ``explain`` of ``cli``."""
     app = typer.Typer()
     app.command()(scan)
     app.command()(report)

@@ -124,11 +124,11 @@ def _atoms(text: str) -> list[Any]:
 
 
 def _search(regex: str, text: str) -> str | None:
-    import re2
+    from sponsio_audit.regexes import RegexError, compile_regex
 
     try:
-        m = re2.compile(regex).search(text)
-    except Exception:  # a regex RE2 rejects is a skipped clause; it matched nothing
+        m = compile_regex(regex).search(text)
+    except RegexError:  # a regex RE2 rejects is a skipped clause; it matched nothing
         return None
     return m.group(0) if m is not None else None
 
@@ -178,24 +178,17 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     blamed = [v for v in data.violations if v["blamed"] and v["seq"] is not None]
     if not blamed:
         return data
-    import pyarrow as pa
 
-    pairs = sorted({(v["trace_id"], v["seq"]) for v in blamed})
-    keys = pa.table(
-        {
-            "trace_id": pa.array([t for t, _ in pairs], pa.string()),
-            "seq": pa.array([s for _, s in pairs], pa.int64()),
-        }
-    )
-    cur = store.con.cursor()
-    cur.register("_baseline_events", keys)
+    traces = sorted({v["trace_id"] for v in blamed})
+    seqs = sorted({int(v["seq"]) for v in blamed})
+    cur = store.con.cursor()  # read only: two list parameters, no table registered
     try:
         rows = cur.execute(
-            "SELECT e.trace_id, e.seq, e.tool, e.args, e.content, e.prompt FROM events e "
-            "JOIN _baseline_events k USING (trace_id, seq)"
+            "SELECT trace_id, seq, tool, args, content, prompt FROM events "
+            "WHERE list_contains(?, trace_id) AND list_contains(?, seq)",
+            [traces, seqs],
         ).fetchall()
     finally:
-        cur.unregister("_baseline_events")
         cur.close()
     events = {
         (r[0], r[1]): {"tool": r[2], "args": r[3], "content": r[4], "prompt": r[5]} for r in rows
