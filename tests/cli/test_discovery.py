@@ -44,7 +44,10 @@ def test_found_in_a_parent_folder_up_to_the_repository_root(tmp_path: Path) -> N
 
 def test_order_in_one_folder_and_the_nearest_folder_wins(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    one = 'version: "1"\nagents:\n  "*":\n    contracts:\n      - {id: %s, G: {ltl: "G !called(x)"}}\n'
+    one = (
+        'version: "1"\nagents:\n  "*":\n    contracts:\n'
+        '      - {id: %s, G: {ltl: "G !called(x)"}}\n'
+    )
     (repo / ".sponsio.yaml").write_text(one % "hidden")
     assert _ids(repo) == {"hidden"}
     (repo / "sponsio.yaml").write_text(one % "plain")
