@@ -26,15 +26,31 @@ def _texts(c: Any) -> list[str]:
 
 
 def validate(
-    files: Annotated[list[Path], typer.Argument(help="sponsio.yaml files to check.")],
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="sponsio.yaml files to check; default: the one discovery finds."),
+    ] = None,
     fmt: ListFormatOpt = ListFormat.table,
 ) -> None:
     """Load configuration files; print every error (exit 2) or what they hold (exit 0).
 
     Example: sponsio-audit validate sponsio.yaml
     """
-    from sponsio_audit.config import ConfigError, load_config
+    from sponsio_audit.config import ConfigError, discover, load_config
 
+    if not files:
+        try:
+            found = discover(Path.cwd())
+        except ConfigError as e:
+            for issue in e.errors:
+                sys.stderr.write(listing.cell(issue) + "\n")
+            raise typer.Exit(EXIT_USAGE) from None
+        if not found.files:
+            where = ", ".join(str(d) for d in found.searched)
+            sys.stderr.write(f"error: no sponsio.yaml, .sponsio.yaml or pyproject.toml "
+                             f"[tool.sponsio-audit] contracts in {where}\n")  # fmt: skip
+            raise typer.Exit(EXIT_USAGE)
+        files = list(found.files)
     try:
         cfg = load_config(files)
     except ConfigError as e:

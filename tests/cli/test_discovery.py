@@ -85,3 +85,13 @@ def test_show_config_and_the_report_header(tmp_path: Path) -> None:
     table = cli("scan", TRACES, "--fail-on", "none", cwd=repo / "a")
     first = table.stdout.splitlines()[0]
     assert first.startswith("contracts: ") and str(repo / "sponsio.yaml") in first
+
+
+def test_validate_without_files_checks_the_discovered_one(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    res = cli("validate", cwd=repo / "a")
+    assert res.exit_code == 2 and res.stderr.startswith("error: no sponsio.yaml")
+    shutil.copy(CONFIG, repo / "sponsio.yaml")
+    res = cli("validate", "-f", "json", cwd=repo / "a")
+    assert res.exit_code == 0
+    assert {c["id"] for c in json.loads(res.stdout)["contracts"]} == DEMO_IDS
