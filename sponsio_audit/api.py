@@ -38,6 +38,7 @@ STORE_TABLES = (
     "verdicts",
     "violations",
     "contracts",
+    "sources",
 )
 
 CONTRACTS_SCHEMA = pa.schema(
@@ -55,6 +56,15 @@ CONTRACTS_SCHEMA = pa.schema(
     ]
 )
 """The ``contracts`` table: one row per contract audited, lists per guarantee."""
+
+SOURCES_SCHEMA = pa.schema(
+    [
+        pa.field("path", pa.string()),
+        pa.field("pack", pa.string()),
+        pa.field("found_by", pa.string(), nullable=False),
+    ]
+)
+"""The ``sources`` table: the contract files and packs in force, and how each was chosen."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,8 @@ def audit(
     The verdicts, violations and contracts replace any earlier ones in the
     store. ``progress`` is told each stage as it starts ("reading traces…"),
     ``on_file(path, spans so far)`` each input file as it is read. ``sources``
-    (the files and packs the contracts came from) are kept on the result.
+    (the files and packs the contracts came from) are kept on the result and
+    in the ``sources`` table.
     """
     say = progress or (lambda _stage: None)
     cs, perms = _contracts_and_permissions(contracts, permissions)
@@ -161,7 +172,13 @@ def audit(
     else:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
     verdicts, violations = build_tables(raw, events, cs)
-    _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
+    _save(
+        store,
+        verdicts=verdicts,
+        violations=violations,
+        contracts=contracts_table(cs),
+        sources=sources_table(sources),
+    )
     return AuditResult(store, cs, verdicts, violations, summary(store), tuple(sources))
 
 
@@ -183,6 +200,12 @@ def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
         for c in sorted(contracts, key=lambda c: c.id)
     ]
     return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
+
+
+def sources_table(sources: Sequence[ConfigSource]) -> pa.Table:
+    """The ``sources`` table of the config sources given to ``audit``."""
+    rows = [{"path": s.path, "pack": s.pack, "found_by": s.found_by} for s in sources]
+    return pa.Table.from_pylist(rows, schema=SOURCES_SCHEMA)
 
 
 def _save(store: Store, **tables: pa.Table) -> None:

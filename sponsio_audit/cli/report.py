@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from sponsio_audit.cli import outputs, stores, summary
+from sponsio_audit.cli import audited, outputs, stores, summary
 from sponsio_audit.cli.common import (
     EXIT_OK,
     EXIT_VIOLATIONS,
@@ -19,7 +19,19 @@ from sponsio_audit.cli.common import (
     UsageProblem,
     guarded,
 )
+from sponsio_audit.cli.contracts import Sources
 from sponsio_audit.cli.scan import FormatOpt, LimitOpt, OutputOpt, QuietOpt, SilentOpt, failing
+
+
+def _header(store: Any) -> str | None:
+    """The ``contracts: …`` line of the stored audit (None for a store written before it)."""
+    from sponsio_audit.config import ConfigSource
+
+    if not audited.has_table(store, "sources"):
+        return None
+    rows = audited.rows(store, "SELECT path, pack, found_by FROM sources")
+    items = tuple(ConfigSource(r["path"], r["pack"], r["found_by"]) for r in rows)
+    return Sources(items).header() if items else None
 
 
 def report(
@@ -57,6 +69,7 @@ def report(
             except LookupError as e:
                 raise UsageProblem([f"{db}: {e}"]) from None
             data = baselines.with_matches(store, data)
+            header = _header(store)
         finally:
             store.close()
         use = None
@@ -69,7 +82,9 @@ def report(
         for t in ts:
             if t.path is None and silent:
                 continue
-            outputs.write(data, t, quiet=quiet or silent, limit=limit, fail_on=fail_on.value)
+            outputs.write(
+                data, t, quiet=quiet or silent, limit=limit, fail_on=fail_on.value, header=header
+            )
         if not (quiet or silent):
             sys.stderr.write(summary.line(data, use) + "\n")
     raise typer.Exit(EXIT_VIOLATIONS if failing(data, fail_on.value) else EXIT_OK)

@@ -23,6 +23,7 @@ AUDIT_TABLES = (
     "verdicts",
     "violations",
     "contracts",
+    "sources",
 )
 """The tables a scan writes (``scan --db`` replaces them all unless ``--append``)."""
 

@@ -95,3 +95,12 @@ def test_validate_without_files_checks_the_discovered_one(tmp_path: Path) -> Non
     res = cli("validate", "-f", "json", cwd=repo / "a")
     assert res.exit_code == 0
     assert {c["id"] for c in json.loads(res.stdout)["contracts"]} == DEMO_IDS
+
+
+def test_stored_audit_keeps_the_sources(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    shutil.copy(CONFIG, repo / "sponsio.yaml")
+    db = tmp_path / "audit.duckdb"
+    assert cli("scan", TRACES, "--db", db, "-q", cwd=repo / "a").exit_code == 1
+    first = cli("report", "--db", db, cwd=tmp_path).stdout.splitlines()[0]
+    assert first.startswith("contracts: ") and str(repo / "sponsio.yaml") in first
