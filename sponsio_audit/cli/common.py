@@ -147,6 +147,8 @@ def guarded(db: Path | None = None) -> Iterator[None]:
                 sys.stderr.write(line + "\n")
             raise typer.Exit(e.code) from None
         fail(e.lines, e.code)
+    except BrokenPipeError:  # stdout closed by the reader (`| head`): click exits quietly
+        raise
     except OSError as e:
         fail([_os_line(e)])
     except Exception as e:
