@@ -29,6 +29,7 @@ from sponsio_audit.cli.common import (
 
 MAX_EVENTS = 500
 COLUMNS = ("mark", "step", "time", "agent", "type", "tool", "span", "source", "args / output")
+WHOLE = ("step", "time", "agent", "type", "tool", "span", "source")  # never wrapped or cut
 
 
 def _events(store: Any, trace_id: str) -> list[dict[str, Any]]:
@@ -112,8 +113,8 @@ def explain(
     if fmt == ListFormat.json:
         _json(tid, marked, events, mine)
         return
-    listing.show(f"trace {tid}", COLUMNS, table)
-    _why(data, tid, mine, contract)
+    rich = listing.show(f"trace {tid}", COLUMNS, table, whole=WHOLE)
+    _why(data, tid, mine, contract, rich)
 
 
 def _json(
@@ -141,15 +142,15 @@ def _json(
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def _why(data: Any, tid: str, mine: list[dict[str, Any]], contract: str | None) -> None:
-    """Per violated contract: formula, kind, blamed and offending events (plain when piped)."""
+def _why(data: Any, tid: str, mine: list[dict[str, Any]], contract: str | None, rich: bool) -> None:
+    """Per violated contract: formula, kind, blamed and offending events (panels when ``rich``,
+    plain lines otherwise, like the timeline above)."""
     if not mine:
         what = f"contract {contract}" if contract else "any contract"
         sys.stdout.write(f"No violation of {what} in trace {tid}.\n")
         return
     cids = sorted({v["contract_id"] for v in mine})
-    width = listing.console_width()
-    if width is not None and width >= listing.WIDE:
+    if rich:
         from rich.console import Console
 
         from sponsio_audit.report.explain import contract_panel

@@ -42,8 +42,14 @@ def show(
     *,
     fmt: str = "table",
     records: Sequence[dict[str, Any]] | None = None,
-) -> None:
-    """Print ``rows`` under ``columns`` (or ``records`` as JSON with ``fmt`` json)."""
+    whole: Sequence[str] = (),
+) -> bool:
+    """Print ``rows`` under ``columns`` (or ``records`` as JSON with ``fmt`` json).
+
+    The first column and the ``whole`` ones are never wrapped; when they do
+    not fit the terminal beside the others, plain lines are printed instead.
+    True when a rich table was printed.
+    """
     if fmt == "json":
         doc = (
             list(records)
@@ -52,22 +58,29 @@ def show(
         )
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
-        return
+        return False
+    keep = {columns[0], *whole}
+    widths = {
+        name: max((len(cell(r[i])) for r in rows), default=0) for i, name in enumerate(columns)
+    }
+    need = sum(max(widths[c], len(c)) + 3 for c in keep) + 12 * (len(columns) - len(keep))
     width = console_width()
-    if width is None or width < WIDE:
+    if width is None or width < max(WIDE, need):
         lines = ["\t".join(columns), *("\t".join(cell(v) for v in r) for r in rows)]
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
-        return
+        return False
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title=title, title_justify="left")
-    longest = max((len(cell(r[0])) for r in rows), default=len(columns[0]))
-    table.add_column(columns[0], no_wrap=True, min_width=max(longest, len(columns[0])))
-    for name in columns[1:]:
-        table.add_column(name, overflow="fold")
+    for name in columns:
+        if name in keep:
+            table.add_column(name, no_wrap=True, min_width=max(widths[name], len(name)))
+        else:
+            table.add_column(name, overflow="fold")
     for r in rows:
         table.add_row(*(Text(cell(v)) for v in r))
     Console(highlight=False).print(table)
+    return True

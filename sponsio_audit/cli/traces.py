@@ -81,4 +81,4 @@ def traces(
         for rec in records
     ]
     columns = ("trace", "agents", "events", "violated", "unverifiable", "pass", "n/a", "skipped")
-    listing.show("traces", columns, rows, fmt=fmt.value, records=records)
+    listing.show("traces", columns, rows, fmt=fmt.value, records=records, whole=columns)

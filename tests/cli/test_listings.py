@@ -8,7 +8,7 @@ import pytest
 
 from sponsio_audit.atoms.registry import ATOMS
 from sponsio_audit.ltl.patterns import registry
-from tests.cli.conftest import CONFIG, cli, demo_severity, pty_run
+from tests.cli.conftest import CONFIG, TRACES, cli, demo, demo_severity, pty_run
 
 ATOM_NAMES = [a.name for a in ATOMS]
 PATTERN_NAMES = list(registry())
@@ -58,3 +58,15 @@ def test_json_listings() -> None:
     assert {"pack": "default"}.items() <= next(p for p in packs if p["pack"] == "default").items()
     doc = json.loads(cli("validate", CONFIG, "-f", "json").stdout)
     assert {c["id"]: c["severity"] for c in doc["contracts"]} == demo_severity()
+
+
+@pytest.mark.parametrize("columns", [90, 260])
+def test_terminal_explain_and_traces_keep_ids_and_sources_whole(columns: int) -> None:
+    tid = demo.trace_id("coder-rm-rf")
+    args = [str(TRACES), "-c", str(CONFIG)]
+    out = pty_run(["explain", *args, "--trace", tid[:8]], columns)
+    assert f"{TRACES / demo.CODING}:1" in out  # file:record of each event, uncut
+    assert "coder.no_destructive_shell" in out
+    out = pty_run(["traces", *args], columns)
+    for name in ("coder-rm-rf", "wf-pii", "refund-twice"):
+        assert demo.trace_id(name) in out
