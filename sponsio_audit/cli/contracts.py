@@ -100,15 +100,26 @@ def chosen(cfg: Any, agent: str | None) -> list[Any]:
     return [c for c in cfg.contracts if agent is None or c.agent in (agent, "*")]
 
 
+def checkable(contract: Any) -> bool:
+    """Whether an offline audit can decide anything of ``contract``: some guarantee is not
+    skipped, and no assumption is (a skipped assumption skips the whole contract)."""
+    if any(a.skipped for a in contract.assumptions):
+        return False
+    return any(not g.skipped for g in contract.guarantees)
+
+
 def require(cfg: Any, src: Sources, agent: str | None, allow_empty: bool) -> None:
     """Exit 6 (no contract) when nothing would be checked, unless ``--allow-empty``."""
-    if chosen(cfg, agent) or allow_empty:
+    run = chosen(cfg, agent)
+    if allow_empty or any(checkable(c) for c in run):
         return
     where = src.header().removeprefix("contracts: ")
-    extra = f" for agent {agent}" if agent is not None and cfg.contracts else ""
-    raise UsageProblem(
-        [f"no contract to check{extra} in {where} (--allow-empty accepts it)"], EXIT_NO_CONTRACT
-    )
+    if run:
+        why = f"all {len(run)} contracts in {where} are skipped offline (e.g. an LLM judge)"
+    else:
+        extra = f" for agent {agent}" if agent is not None and cfg.contracts else ""
+        why = f"no contract to check{extra} in {where}"
+    raise UsageProblem([f"{why} (--allow-empty accepts it)"], EXIT_NO_CONTRACT)
 
 
 def show(cfg: Any, src: Sources) -> list[str]:

@@ -66,3 +66,12 @@ def test_contracts_for_absent_agents_warn_and_fail_with_strict(coder_only: Path)
     assert any(
         ln.startswith("error:") and "apply to no trace" in ln for ln in strict.stderr.splitlines()
     )
+
+
+def test_pack_that_resolves_to_nothing_checkable_exits_6() -> None:
+    # a Sponsio template pack with no contract of its own, and one whose every clause
+    # needs an LLM judge (skipped offline): nothing would be decided
+    res = cli("scan", TRACES, "--pack", "sponsio:core/runaway")
+    assert res.exit_code == 6 and "no contract to check" in res.stderr
+    res = cli("scan", TRACES, "--pack", "sponsio:core/llm_safety")
+    assert res.exit_code == 6 and "skipped offline" in res.stderr
