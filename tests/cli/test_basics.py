@@ -21,6 +21,10 @@ def test_version_and_module_entry_point() -> None:
     assert res.returncode == 0
     assert res.stdout.strip() == f"sponsio-audit {version('sponsio-audit')}"
     assert "Usage: sponsio-audit" in proc("--help").stdout
+    old = subprocess.run(
+        [sys.executable, "-m", "sponsio_audit.cli", "--version"], capture_output=True, text=True
+    )
+    assert (old.returncode, old.stdout) == (0, res.stdout)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
