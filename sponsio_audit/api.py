@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sponsio_audit.config.discovery import ConfigSource
 from sponsio_audit.engine import columnar_raw, empty_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl.contract import Contract
@@ -43,6 +44,7 @@ STORE_TABLES = (
     "violations",
     "contracts",
     "provenance",
+    "sources",
 )
 SEMANTICS_VERSION = "1"
 """Revision of the verdict semantics (docs' SEMANTICS.md) the engines implement; bumped
@@ -66,6 +68,15 @@ CONTRACTS_SCHEMA = pa.schema(
 )
 """The ``contracts`` table: one row per contract audited, lists per guarantee; ``file`` and
 ``line`` locate it in its sponsio.yaml (null when given from Python)."""
+
+SOURCES_SCHEMA = pa.schema(
+    [
+        pa.field("path", pa.string()),
+        pa.field("pack", pa.string()),
+        pa.field("found_by", pa.string(), nullable=False),
+    ]
+)
+"""The ``sources`` table: the contract files and packs in force, and how each was chosen."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,8 @@ class AuditResult:
     summary: Summary
     provenance: dict[str, Any] = field(default_factory=dict)
     """What ran, when, on what (``provenance``); stored as the ``provenance`` table."""
+    sources: tuple[ConfigSource, ...] = ()
+    """The contract files and packs in force and how each was chosen (for provenance)."""
 
     def table(self, name: str) -> pa.Table:
         """A table of the store (files, skipped, spans, events, contracts, …) as Arrow."""
@@ -134,6 +147,8 @@ def audit(
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
     command: Sequence[str] | None = None,
+    on_file: Callable[[str, int], None] | None = None,
+    sources: Sequence[ConfigSource] = (),
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -145,6 +160,9 @@ def audit(
     The verdicts, violations and contracts replace any earlier ones in the
     store. ``progress`` is told each stage as it starts ("reading traces…").
     ``command`` is the command line recorded in the provenance (``sys.argv`` when None).
+    ``on_file(path, spans so far)`` is told each input file as it is read; ``sources``
+    (the files and packs the contracts came from) are kept on the result and
+    in the ``sources`` table.
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -158,7 +176,7 @@ def audit(
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:
-            ingest(list(paths), store, group_by=group_by, jobs=jobs)
+            ingest(list(paths), store, group_by=group_by, jobs=jobs, progress=on_file)
         except BaseException:
             store.close()
             raise
@@ -182,8 +200,9 @@ def audit(
         violations=violations,
         contracts=contracts_table(cs),
         provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
+        sources=sources_table(sources),
     )
-    return AuditResult(store, cs, verdicts, violations, summary(store), prov)
+    return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
 
 
 EMPTY_TRACES = (
@@ -269,6 +288,12 @@ def provenance(
         "contract_files": contract_files,
         "inputs": inputs,
     }
+
+
+def sources_table(sources: Sequence[ConfigSource]) -> pa.Table:
+    """The ``sources`` table of the config sources given to ``audit``."""
+    rows = [{"path": s.path, "pack": s.pack, "found_by": s.found_by} for s in sources]
+    return pa.Table.from_pylist(rows, schema=SOURCES_SCHEMA)
 
 
 def _save(store: Store, **tables: pa.Table) -> None:

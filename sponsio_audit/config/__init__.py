@@ -4,11 +4,13 @@ One concern a module: ``documents`` reads YAML (line numbers, ``${ENV}``,
 includes, shipped packs, ``ConfigIssue``/``ConfigError``); ``phrasings``
 holds Sponsio's backtick phrasings; ``clauses`` turns one constraint item
 into a ``Clause``; ``loader`` walks files, agents and contracts and
-collects every problem. Callers use this face.
+collects every problem; ``discovery`` finds the configuration when none is
+named. Callers use this face.
 """
 
 from __future__ import annotations
 
+from sponsio_audit.config.discovery import ConfigSource, Discovered, discover
 from sponsio_audit.config.documents import ConfigError, ConfigIssue, shipped_packs
 from sponsio_audit.config.loader import AgentConfig, Config, load_config, load_pack
 
@@ -17,6 +19,9 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigIssue",
+    "ConfigSource",
+    "Discovered",
+    "discover",
     "load_config",
     "load_pack",
     "shipped_packs",

@@ -19,10 +19,12 @@ taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
 record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable,
-not a regular file). A file whose sha256 is already in ``files`` is not read again.
-Only regular files are opened: a FIFO, device or socket (also behind a symlink)
-would block or never end, so it is listed and skipped unopened. Reads are
-bounded by ``Limits`` (``limits.py``); a bound hit is listed with its name.
+not a regular file). A file whose sha256 is already in ``files`` is not read again:
+it is listed in ``files`` with format ``duplicate`` and in ``skipped`` (record 0)
+naming the earlier file. Only regular files are opened: a FIFO, device or socket
+(also behind a symlink) would block or never end, so it is listed and skipped
+unopened. Reads are bounded by ``Limits`` (``limits.py``); a bound hit is listed
+with its name.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -109,7 +111,7 @@ class _Run:
     span_n: int = 0
     direct_traces: int = 0
     dup: int = 0
-    shas: set[str] = field(default_factory=set)
+    shas: dict[str, str] = field(default_factory=dict)  # sha256 -> path of the first file
     pos: int = 0
     limits: Limits = DEFAULT
 
@@ -191,12 +193,17 @@ def _file(r: _Run, path: str, display: str) -> None:
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
-    if sha in r.shas or r.store.has_sha256(sha):
-        r.dup += 1
-        return
-    r.shas.add(sha)
+    earlier = r.shas.get(sha) or r.store.path_with_sha256(sha)
     file_id = r.next_file
     r.next_file += 1
+    if earlier is not None:  # listed, not read again: its records are those of the earlier file
+        r.dup += 1
+        r.records += 1
+        r.skipped_n += 1
+        r.skipped.add((file_id, 0, f"duplicate of {earlier} (same sha256), not read again"))
+        r.files.add((file_id, display, "duplicate", size, sha, 1, 1))
+        return
+    r.shas[sha] = display
     r.pos = 0
 
     def open_() -> IO[bytes]:
@@ -346,12 +353,14 @@ def ingest(
     batch_rows: int = 50_000,
     jobs: int = 1,
     limits: Limits = DEFAULT,
+    progress: Callable[[str, int], None] | None = None,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
     ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
     depend on ``jobs``. ``limits`` bounds what one file or record may cost.
+    ``progress(path, spans so far)`` is called after each file.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -371,7 +380,7 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
     with Workers(jobs) as workers:
-        return _ingest(paths, store, group_by, bufs, workers, limits)
+        return _ingest(paths, store, group_by, bufs, workers, limits, progress)
 
 
 def _ingest(
@@ -381,6 +390,7 @@ def _ingest(
     bufs: dict[str, Buffer],
     workers: Workers,
     limits: Limits,
+    progress: Callable[[str, int], None] | None = None,
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -405,8 +415,10 @@ def _ingest(
                 _file(r, tmp.name, "-")
             finally:
                 os.unlink(tmp.name)
-            continue
-        _file(r, path, path)
+        else:
+            _file(r, path, path)
+        if progress is not None:
+            progress(path, r.span_n)
     for b in bufs.values():
         b.flush()
     r.skipped_n += _cap_traces(r)

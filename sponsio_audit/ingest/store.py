@@ -185,6 +185,11 @@ class Store:
         """Whether a file with this content hash was ingested before."""
         return self._first("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha]) is not None
 
+    def path_with_sha256(self, sha: str) -> str | None:
+        """The path of the stored file with this sha256 (None when there is none)."""
+        row = self._first("SELECT path FROM files WHERE sha256 = ? ORDER BY file_id LIMIT 1", [sha])
+        return None if row is None else str(row[0])
+
     def next_file_id(self) -> int:
         """The next unused ``file_id``."""
         row = self._first("SELECT coalesce(max(file_id), 0) + 1 FROM files")

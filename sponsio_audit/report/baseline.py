@@ -1,23 +1,32 @@
-"""Baselines: accept today's violations, fail only on new ones.
+"""Baselines: accept today's violations, fail only on new ones, whatever traces come tomorrow.
 
-A violation's **fingerprint** is the sha256 (hex) of the four lines
+A violation's **fingerprint** is the sha256 (hex) of the five lines
 
     contract id
-    trace id
+    guarantee text
     tool of the blamed event ("" when none)
     evidence class
+    matched argument (normalised; "" when the guarantee matches no argument)
 
-where the **evidence class** is ``pattern:<name>#<guarantee index>`` when
-the violated guarantee comes from a pattern (the sentence of a pattern is
-fully determined by it, the tool and the step), and otherwise the evidence
-sentence with every run of digits replaced by ``#`` (so a step number that
-moves when unrelated events are added does not make a known violation look
-new). Fingerprints are stable across rescans of the same traces, across
-machines and across report formats.
+and never the trace id, the step or the time: a nightly job sees new
+traces every night, and the same finding in a new trace must still be
+known. The **evidence class** is ``pattern:<name>`` when the guarantee
+comes from a pattern, and otherwise the evidence sentence with every run
+of digits replaced by ``#``. The **matched argument** is what the
+guarantee's regex atoms matched in the blamed event (the text of the first
+match of ``arg_field_has``/``arg_has``/``output_has``/``llm_output_contains``/
+``llm_input_contains``, or the paths outside the prefixes of
+``arg_paths_within``), lower-cased, with runs of white space made one
+space and runs of digits ``#``: ``rm -rf /`` and ``rm -rf ~`` are two
+findings, two SSNs one. It is filled in by ``with_matches`` from the
+store's events; only its hash enters the fingerprint, so a baseline never
+holds a secret the trace held.
 
-The baseline file is JSON (``"schema": "sponsio-audit/baseline/1"``) with
-the sorted fingerprints and, for people reading it, the contract, trace,
-tool and class of each.
+The baseline file is JSON (``"schema": "sponsio-audit/baseline/2"``) with
+the sorted fingerprints and, for people reading it, the contract,
+guarantee, tool, class and how many violations each stood for. A file of
+schema 1 (fingerprints with trace ids) is refused with a message to write
+it again.
 """
 
 from __future__ import annotations
@@ -25,17 +34,37 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from sponsio_audit.report.data import ReportData
 
-SCHEMA = "sponsio-audit/baseline/1"
+SCHEMA = "sponsio-audit/baseline/2"
+OLD_SCHEMAS = ("sponsio-audit/baseline/1",)
+MAX_MATCHED = 200
 _DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_REGEX_ATOMS = {  # atom -> (where it looks, index of the regex argument)
+    "arg_field_has": ("field", 2),
+    "arg_has": ("args", 1),
+    "called_with": ("args", 1),
+    "output_has": ("content", 1),
+    "llm_output_contains": ("content", 0),
+    "llm_said": ("content", 0),
+    "llm_input_contains": ("prompt", 0),
+    "prompt_contains": ("prompt", 0),
+}
+_TOOL_ATOMS = {"arg_field_has", "arg_has", "called_with", "output_has", "arg_paths_within"}
 
 
 class BaselineError(ValueError):
     """A baseline file that cannot be read."""
+
+
+def normalise(text: str) -> str:
+    """A matched argument as it is compared: lower case, one space, digits as ``#``, capped."""
+    return _DIGITS.sub("#", _SPACE.sub(" ", text.strip().lower()))[:MAX_MATCHED]
 
 
 def evidence_class(violation: dict[str, Any], contract: dict[str, Any]) -> str:
@@ -44,33 +73,151 @@ def evidence_class(violation: dict[str, Any], contract: dict[str, Any]) -> str:
     patterns = contract.get("patterns") or []
     pattern = patterns[g] if g < len(patterns) else None
     if pattern:
-        return f"pattern:{pattern}#{g}"
+        return f"pattern:{pattern}"
     return _DIGITS.sub("#", str(violation["evidence"]))
+
+
+def _guarantee_text(violation: dict[str, Any], contract: dict[str, Any]) -> str:
+    text = violation.get("guarantee_text")
+    if text:
+        return str(text)
+    g = int(violation["guarantee"])
+    texts = contract.get("guarantees") or []
+    return str(texts[g]) if g < len(texts) else str(g)
 
 
 def fingerprint(violation: dict[str, Any], contract: dict[str, Any]) -> str:
     """The fingerprint of one violation (a blamed row of the ``violations`` table)."""
     parts = (
         str(violation["contract_id"]),
-        str(violation["trace_id"]),
+        _guarantee_text(violation, contract),
         str(violation["tool"] or ""),
         evidence_class(violation, contract),
+        str(violation.get("matched") or ""),
     )
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def entries(data: ReportData) -> list[dict[str, str]]:
-    """One baseline entry per violation of ``data`` (sorted by fingerprint, no repeats)."""
-    out: dict[str, dict[str, str]] = {}
+def _atoms(text: str) -> list[Any]:
+    """The atoms of a guarantee formula in reading order ([] when it does not parse)."""
+    from sponsio_audit.ltl import ast
+    from sponsio_audit.ltl.parse import parse
+
+    try:
+        formula = parse(text)
+    except Exception:  # a guarantee written by a newer version: no matched argument
+        return []
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, ast.Atom):
+            found.append(node)
+            return
+        for value in vars(node).values():
+            items = value if isinstance(value, tuple) else (value,)
+            for item in items:
+                if hasattr(item, "__dataclass_fields__"):
+                    walk(item)
+
+    walk(formula)
+    return found
+
+
+def _search(regex: str, text: str) -> str | None:
+    from sponsio_audit.regexes import RegexError, compile_regex
+
+    try:
+        m = compile_regex(regex).search(text)
+    except RegexError:  # a regex RE2 rejects is a skipped clause; it matched nothing
+        return None
+    return m.group(0) if m is not None else None
+
+
+def matched_argument(guarantee: str, event: dict[str, Any]) -> str:
+    """What the guarantee's atoms matched in ``event`` (normalised; "" when nothing)."""
+    from sponsio_audit.atoms.fields import arg_text, field_value, tool_key, tool_matches
+    from sponsio_audit.atoms.paths import normalise as norm_path
+    from sponsio_audit.atoms.paths import path_values, under
+
+    try:
+        args = json.loads(event["args"]) if event.get("args") else None
+    except ValueError:
+        args = None
+    for atom in _atoms(guarantee):
+        name, a = atom.name, atom.args
+        if name in _TOOL_ATOMS and (not a or not tool_matches(tool_key(str(a[0])), event["tool"])):
+            continue
+        if name == "arg_paths_within":
+            prefixes = [norm_path(str(p)) for p in a[1:]]
+            outside = sorted(
+                p for p in path_values(args) if not any(under(norm_path(p), q) for q in prefixes)
+            )
+            if outside:
+                return normalise(" ".join(outside))
+            continue
+        if name not in _REGEX_ATOMS:
+            continue
+        where, i = _REGEX_ATOMS[name]
+        if len(a) <= i:
+            continue
+        if where == "field":
+            value = field_value(args, str(a[1])) if args is not None else None
+            text = arg_text(value) if value is not None else None
+        elif where == "args":
+            text = event.get("args")
+        else:
+            text = event.get(where)
+        found = _search(str(a[i]), text) if text else None
+        if found:
+            return normalise(found)
+    return ""
+
+
+def with_matches(store: Any, data: ReportData) -> ReportData:
+    """``data`` with each blamed violation's ``matched`` argument, read from the store's events."""
+    blamed = [v for v in data.violations if v["blamed"] and v["seq"] is not None]
+    if not blamed:
+        return data
+
+    traces = sorted({v["trace_id"] for v in blamed})
+    seqs = sorted({int(v["seq"]) for v in blamed})
+    cur = store.con.cursor()  # read only: two list parameters, no table registered
+    try:
+        rows = cur.execute(
+            "SELECT trace_id, seq, tool, args, content, prompt FROM events "
+            "WHERE list_contains(?, trace_id) AND list_contains(?, seq)",
+            [traces, seqs],
+        ).fetchall()
+    finally:
+        cur.close()
+    events = {
+        (r[0], r[1]): {"tool": r[2], "args": r[3], "content": r[4], "prompt": r[5]} for r in rows
+    }
+    out = []
+    for v in data.violations:
+        if v["blamed"] and (v["trace_id"], v["seq"]) in events:
+            text = _guarantee_text(v, data.contract(v["contract_id"]))
+            v = {**v, "matched": matched_argument(text, events[(v["trace_id"], v["seq"])])}
+        out.append(v)
+    return replace(data, violations=out)
+
+
+def entries(data: ReportData) -> list[dict[str, Any]]:
+    """One baseline entry per fingerprint of ``data`` (sorted, with how many it stands for)."""
+    out: dict[str, dict[str, Any]] = {}
     for v in data.blamed:
         c = data.contract(v["contract_id"])
         fp = fingerprint(v, c)
+        if fp in out:
+            out[fp]["violations"] += 1
+            continue
         out[fp] = {
             "fingerprint": fp,
             "contract_id": str(v["contract_id"]),
-            "trace_id": str(v["trace_id"]),
+            "guarantee": _guarantee_text(v, c),
             "tool": str(v["tool"] or ""),
             "class": evidence_class(v, c),
+            "violations": 1,
         }
     return [out[k] for k in sorted(out)]
 
@@ -89,12 +236,24 @@ def read(path: str | Path) -> set[str]:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise BaselineError(f"{path}: cannot read baseline: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema in OLD_SCHEMAS:
+        raise BaselineError(
+            f"{path}: a baseline of schema {schema!r}, whose fingerprints hold trace ids; "
+            "write it again with `scan --write-baseline`"
+        )
+    if schema != SCHEMA:
         raise BaselineError(f"{path}: not a sponsio-audit baseline (schema {SCHEMA!r})")
     items = doc.get("violations")
     if not isinstance(items, list):
         raise BaselineError(f"{path}: 'violations' must be a list")
     return {str(i["fingerprint"]) for i in items if isinstance(i, dict) and "fingerprint" in i}
+
+
+def apply_counted(data: ReportData, known: set[str]) -> tuple[ReportData, int]:
+    """``apply``, and how many ``known`` fingerprints matched no violation (stale entries)."""
+    seen = {fingerprint(v, data.contract(v["contract_id"])) for v in data.blamed}
+    return apply(data, known), len(known - seen)
 
 
 def apply(data: ReportData, known: set[str]) -> ReportData:

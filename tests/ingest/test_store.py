@@ -24,9 +24,12 @@ def test_persisted_db_does_not_duplicate(tmp_path: Path) -> None:
 
     store = Store.open(db)
     again = ingest([data, data / "genai.jsonl"], store)
-    assert (again.files, again.spans, again.events, again.duplicates) == (0, 0, 0, 4)
+    # nothing is read again; each duplicate is listed as a file skipped with its reason
+    assert (again.files, again.spans, again.events, again.duplicates) == (4, 0, 0, 4)
     counts = {t: store.count(t) for t in ("files", "spans", "events", "decisions", "skipped")}
-    assert counts == {"files": 3, "spans": 16, "events": 11, "decisions": 2, "skipped": 0}
+    assert counts == {"files": 7, "spans": 16, "events": 11, "decisions": 2, "skipped": 4}
+    reasons = [r[0] for r in store.con.execute("SELECT reason FROM skipped").fetchall()]
+    assert all(r.startswith("duplicate of ") for r in reasons)
     store.close()
 
 

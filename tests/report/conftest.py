@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from sponsio_audit.cli_audit import explain, report, scan
+from sponsio_audit.cli import explain, report, scan
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "fixtures" / "demo"
@@ -37,7 +37,7 @@ demo = _load_demo()
 
 
 def make_app() -> typer.Typer:
-    """A Typer app with the commands of ``cli_audit`` (as ``cli.py`` registers them)."""
+    """A Typer app with the commands ``scan``, ``report`` and ``explain`` of ``cli``."""
     app = typer.Typer()
     app.command()(scan)
     app.command()(report)

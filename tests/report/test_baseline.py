@@ -1,4 +1,4 @@
-"""Baselines: write, rescan → nothing new, add a violating trace → exactly one new."""
+"""Baselines: write, rescan → nothing new, add a violating trace → exactly its new finding."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from tests.report.conftest import CONFIG, TRACES, demo, planted, run, write_trac
 def test_round_trip(tmp_path: Path) -> None:
     base = tmp_path / "baseline.json"
     res = run("scan", TRACES, "-c", CONFIG, "-q", "--write-baseline", base)
-    assert res.exit_code == 1
+    assert res.exit_code == 0  # writing a baseline accepts today's violations
     doc = json.loads(base.read_text())
     assert doc["schema"] == baseline.SCHEMA
-    assert {(e["trace_id"], e["contract_id"]) for e in doc["violations"]} == planted()
+    assert {e["contract_id"] for e in doc["violations"]} == {c for _t, c in planted()}
+    assert sum(e["violations"] for e in doc["violations"]) == len(planted())
 
     res = run("scan", TRACES, "-c", CONFIG, "-f", "json", "--baseline", base)
     assert res.exit_code == 0, res.output
@@ -26,32 +27,64 @@ def test_round_trip(tmp_path: Path) -> None:
     table = run("scan", TRACES, "-c", CONFIG, "--baseline", base)
     assert f"{len(planted())} known violation(s) suppressed" in " ".join(table.stdout.split())
 
-    # a copy of the corpus plus one new violating trace: exactly one new violation
+    # the corpus plus a new trace: a refund without a policy check is a known finding
+    # (same contract, tool and class), a recursive delete of ~ is a new one (new argument)
     corpus = tmp_path / "corpus"
     shutil.copytree(TRACES, corpus)
     write_traces(
-        corpus / "new.jsonl", "support-bot", {"refund-no-policy-new": demo._refund(False, 1)}
+        corpus / "new.jsonl",
+        "support-bot",
+        {"refund-no-policy-new": demo._refund(False, 1)},
+    )
+    write_traces(
+        corpus / "new-coder.jsonl",
+        "coding-agent",
+        {"coder-rm-home": demo._coder(demo.READ, ("bash", {"command": "rm -rf ~"}))},
     )
     res = run("scan", corpus, "-c", CONFIG, "-f", "json", "--baseline", base)
     assert res.exit_code == 1
     out = json.loads(res.stdout)
     assert [(v["trace_id"], v["contract_id"]) for v in out["violations"]] == [
-        (demo.trace_id("refund-no-policy-new"), "support.policy_before_refund")
+        (demo.trace_id("coder-rm-home"), "coder.no_destructive_shell")
     ]
-    assert out["summary"]["suppressed"] == len(planted())
+    assert out["summary"]["suppressed"] == len(planted()) + 1
 
 
-def test_fingerprint_ignores_step_numbers() -> None:
-    contract = {"patterns": [None]}
+def test_fingerprint_ignores_trace_and_step_but_not_the_argument() -> None:
+    contract = {"patterns": [None], "guarantees": ["G !x"]}
     v = {
         "contract_id": "c",
         "trace_id": "t",
         "tool": "bash",
         "guarantee": 0,
         "evidence": "bash at step 3 violates G !x",
+        "matched": "rm -rf /",
     }
-    moved = {**v, "evidence": "bash at step 17 violates G !x"}
+    moved = {**v, "evidence": "bash at step 17 violates G !x", "trace_id": "u"}
     assert baseline.fingerprint(v, contract) == baseline.fingerprint(moved, contract)
-    assert baseline.evidence_class(v, {"patterns": ["idempotent"]}) == "pattern:idempotent#0"
-    other = {**v, "trace_id": "u"}
+    assert baseline.evidence_class(v, {"patterns": ["idempotent"]}) == "pattern:idempotent"
+    other = {**v, "matched": "rm -rf ~"}
     assert baseline.fingerprint(v, contract) != baseline.fingerprint(other, contract)
+
+
+def test_matched_argument_is_the_regex_match_normalised() -> None:
+    g = 'G(called(bash) -> !arg_field_has(bash, command, "rm\\\\s+-rf\\\\s+\\\\S+"))'
+    event = {"tool": "Bash", "args": json.dumps({"command": "cd /x &&  RM   -rf  /tmp/42"}),
+             "content": None, "prompt": None}  # fmt: skip
+    assert baseline.matched_argument(g, {**event, "args": event["args"].replace("RM", "rm")}) == (
+        "rm -rf /tmp/#"
+    )
+    assert baseline.matched_argument(g, {**event, "tool": "write_file"}) == ""
+    pii = 'G !llm_output_contains("\\\\b\\\\d{3}-\\\\d{2}-\\\\d{4}\\\\b")'
+    one = baseline.matched_argument(pii, {"tool": None, "args": None, "content": "SSN 078-05-1120",
+                                          "prompt": None})  # fmt: skip
+    two = baseline.matched_argument(pii, {"tool": None, "args": None, "content": "x 219-09-9999",
+                                          "prompt": None})  # fmt: skip
+    assert one == two == "#-#-#"
+
+
+def test_old_baseline_is_refused(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"schema": "sponsio-audit/baseline/1", "violations": []}))
+    res = run("scan", TRACES, "-c", CONFIG, "--baseline", old)
+    assert res.exit_code == 2 and "write it again" in res.stderr

@@ -19,7 +19,7 @@ ARGS = {"m": "[bold blink]markup[/]", "cmd": f"{LINK} {CLEAR}"}
 
 RUNNER = """
 import sys, typer
-from sponsio_audit.cli_audit import explain, scan
+from sponsio_audit.cli import explain, scan
 app = typer.Typer()
 app.command()(scan)
 app.command()(explain)

@@ -1,0 +1,86 @@
+"""The ``sponsio-audit`` command line: one module per command, registered on one typer app.
+
+Commands parse options, call the library and render; they import the
+heavy parts (pyarrow, duckdb, numpy) inside their functions, so that
+``sponsio-audit --help`` does not pay for them. Exit codes and errors:
+``common``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from sponsio_audit.cli.atoms import atoms
+from sponsio_audit.cli.explain import explain
+from sponsio_audit.cli.init import init
+from sponsio_audit.cli.patterns import patterns
+from sponsio_audit.cli.report import report
+from sponsio_audit.cli.scan import scan
+from sponsio_audit.cli.traces import traces
+from sponsio_audit.cli.validate import validate
+
+app = typer.Typer(
+    name="sponsio-audit",
+    help="Audit what LLM agents did against temporal-logic contracts.\n\n"
+    "Example: sponsio-audit scan traces/ --contracts sponsio.yaml --fail-on medium",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("sponsio-audit")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            v = "unknown"
+        typer.echo(f"sponsio-audit {v}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Audit what LLM agents did against temporal-logic contracts."""
+
+
+def _deep(fn: Callable[..., None]) -> Callable[..., None]:
+    """A command run with room for deep formulas (``recursion.deep``); past it, exit 2."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from sponsio_audit.cli.common import EXIT_USAGE
+        from sponsio_audit.recursion import TooDeep, deep
+
+        try:
+            deep(fn, *args, **kwargs)
+        except TooDeep as e:
+            typer.echo(f"error: <config>: {e}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+
+    return run
+
+
+for command in (scan, report, explain, traces, validate, patterns, atoms, init):
+    app.command()(_deep(command) if command in (scan, explain, validate) else command)
+
+
+def main() -> None:
+    """Entry point for ``python -m sponsio_audit``."""
+    app(prog_name="sponsio-audit")
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,6 @@
+"""``python -m sponsio_audit.cli``: the same command line as ``sponsio-audit``."""
+
+from sponsio_audit.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""A store holding an audit, for the commands that read one: from PATHs or a stored ``--db``.
+
+With PATHs the traces are read into an in-memory store and audited (the
+database file is never touched); with ``--db`` the stored audit is opened
+read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sponsio_audit.cli import contracts as contract_sources
+from sponsio_audit.cli import stores
+from sponsio_audit.cli.common import UsageProblem
+
+
+def open_audit(
+    paths: list[Path],
+    db: Path | None,
+    contract_files: list[Path],
+    packs: list[str],
+    *,
+    group_by: str = "trace",
+    agent: str | None = None,
+    jobs: int = 0,
+) -> Any:
+    """A store with events, verdicts, violations and contracts (the caller closes it)."""
+    if paths and db is not None:
+        raise UsageProblem(["give trace PATHs or --db FILE, not both"])
+    if not paths and db is None:
+        raise UsageProblem(["give trace PATHs, or --db FILE of a stored audit"])
+    if db is not None:
+        return stores.read_only(db)
+    missing = [str(p) for p in paths if str(p) != "-" and not p.exists()]
+    if missing:
+        raise UsageProblem([f"{p}: no such file or directory" for p in missing])
+    from sponsio_audit.api import audit
+
+    cfg, src = contract_sources.load(contract_files, packs)
+    sources: list[str | Path] = [str(p) for p in paths]
+    return audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store
+
+
+def has_table(store: Any, name: str) -> bool:
+    """Whether the store holds table ``name``."""
+    rows = (
+        store.con.cursor()
+        .execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name])
+        .fetchall()
+    )
+    return bool(rows and rows[0][0])
+
+
+def rows(store: Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """The rows of a parameterised query as dicts."""
+    cur = store.con.cursor().execute(sql, params or [])
+    names = [d[0] for d in cur.description or ()]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def find_trace(store: Any, wanted: str) -> str:
+    """The trace ``wanted`` names: its id, or a unique case-insensitive prefix of it."""
+    found = rows(
+        store,
+        "SELECT DISTINCT trace_id FROM events WHERE starts_with(lower(trace_id), lower(?)) "
+        "ORDER BY 1 LIMIT 6",
+        [wanted],
+    )
+    ids = [str(r["trace_id"]) for r in found]
+    exact = [t for t in ids if t.lower() == wanted.lower()]
+    if len(exact) == 1:
+        return exact[0]
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise UsageProblem(
+            [
+                f"unknown trace {wanted!r}: no trace id starts with it "
+                "(`sponsio-audit traces` lists them)"
+            ]
+        )
+    shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+    raise UsageProblem([f"ambiguous trace {wanted!r}: it starts {shown}; give more characters"])

@@ -1,0 +1,231 @@
+"""What every command shares: exit codes, option types, and errors as one ``error: …`` line.
+
+A user mistake or a problem of the environment (a missing folder, a file
+that is not a DuckDB store, a permission, a full disk) is never a
+traceback: ``guarded`` turns it into one line on stderr naming the path,
+and exit code 2. Only light modules are imported here, so that
+``sponsio-audit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+EXIT_OK = 0
+EXIT_VIOLATIONS = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+EXIT_NO_INPUT = 4
+EXIT_NO_TRACE = 5
+EXIT_NO_CONTRACT = 6
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 no violation at or above --fail-on; 1 violations at or above it; "
+    "2 usage or configuration error, or a path that cannot be used (not a folder, not a "
+    "DuckDB store, no permission, disk full); 3 input errors (skipped files or "
+    "records) or contracts that apply to no trace, with --strict; 4 no input file; "
+    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty)."
+)
+
+
+class Format(str, Enum):
+    """Report formats."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+    junit = "junit"
+    sarif = "sarif"
+
+
+class ListFormat(str, Enum):
+    """Formats of the listings (patterns, atoms, validate, traces, explain)."""
+
+    table = "table"
+    json = "json"
+
+
+class FailOn(str, Enum):
+    """Lowest severity that fails the run (``none``: never)."""
+
+    none = "none"
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class GroupBy(str, Enum):
+    """What makes one trace: the OTLP trace id or the conversation id."""
+
+    trace = "trace"
+    conversation = "conversation"
+
+
+class UsageProblem(Exception):
+    """A problem to print on stderr (lines already formatted) and exit with ``code``."""
+
+    def __init__(self, lines: list[str], code: int = EXIT_USAGE, *, prefix: bool = True) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+        self.code = code
+        self.prefix = prefix
+
+
+def config_problem(lines: list[str]) -> UsageProblem:
+    """Configuration errors: one ``FILE:LINE: yaml.path: message`` line each, exit 2."""
+    return UsageProblem(lines, prefix=False)
+
+
+def say_error(line: str) -> None:
+    """Print ``error: line`` on stderr (plain text: no markup, whatever the line holds)."""
+    sys.stderr.write(f"error: {line}\n")
+    sys.stderr.flush()
+
+
+def say_warning(line: str) -> None:
+    """Print ``warning: line`` on stderr."""
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()
+
+
+def fail(lines: list[str], code: int = EXIT_USAGE) -> NoReturn:
+    """Print each line as an error and exit with ``code``."""
+    for line in lines:
+        say_error(line)
+    raise typer.Exit(code)
+
+
+def os_reason(e: OSError) -> str:
+    """The reason of an OS error in words (``No space left on device``)."""
+    if e.errno is not None and e.strerror:
+        return e.strerror
+    return str(e) or type(e).__name__
+
+
+def _os_line(e: OSError) -> str:
+    name = e.filename if e.filename is not None else None
+    if name is None and e.errno == errno.ENOSPC:
+        return f"no space left on device: {e}"
+    reason = os_reason(e)
+    if e.errno == errno.ENOTDIR:
+        reason = "a part of this path is a file, not a folder"
+    elif e.errno == errno.EISDIR:
+        reason = "is a folder, not a file"
+    return f"{name}: {reason}" if name is not None else reason
+
+
+def _db_line(e: Exception, db: Path | None) -> str:
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    msg = msg.removeprefix("IO Error: ")
+    where = f"{db}: " if db is not None else ""
+    if "not a valid DuckDB database" in msg:
+        return f"{where}not a DuckDB store (sponsio-audit writes one with `scan --db FILE`)"
+    return f"{where}{msg}"
+
+
+@contextmanager
+def guarded(db: Path | None = None) -> Iterator[None]:
+    """Turn usage problems, OS errors and DuckDB errors into one ``error:`` line and an exit code.
+
+    ``db`` names the store file in messages about the store (DuckDB's own
+    messages carry the path too, but not always).
+    """
+    try:
+        yield
+    except UsageProblem as e:
+        if not e.prefix:
+            for line in e.lines:
+                sys.stderr.write(line + "\n")
+            raise typer.Exit(e.code) from None
+        fail(e.lines, e.code)
+    except BrokenPipeError:  # stdout closed by the reader (`| head`): click exits quietly
+        raise
+    except OSError as e:
+        fail([_os_line(e)])
+    except Exception as e:
+        if type(e).__module__.split(".")[0] in ("duckdb", "_duckdb"):
+            fail([_db_line(e, db)])
+        raise
+
+
+def prepare_output(path: Path) -> None:
+    """Create the folders above ``path``; an error naming the path if that cannot be done."""
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise UsageProblem([f"{path}: {parent} is a file, not a folder"])
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageProblem([f"{path}: a part of this path is a file, not a folder"]) from None
+    except NotADirectoryError:
+        raise UsageProblem([f"{path}: a part of this path is a file, not a folder"]) from None
+    if path.is_dir():
+        raise UsageProblem([f"{path}: is a folder, not a file"])
+
+
+def prepare_folder(path: Path) -> None:
+    """Create the folder ``path`` (and its parents); an error naming it if it is a file."""
+    if path.exists() and not path.is_dir():
+        raise UsageProblem([f"{path}: is a file, a folder is needed here"])
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UsageProblem([f"{path}: a part of this path is a file, not a folder"]) from None
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Name ``path`` in any OS error raised while writing it (a full disk names no file)."""
+    try:
+        yield
+    except OSError as e:
+        raise UsageProblem([f"{path}: cannot write: {os_reason(e)}"]) from None
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (folders created; a full disk or a permission: an error line)."""
+    prepare_output(path)
+    with writing(path), path.open("w", encoding="utf-8") as f:
+        f.write(text)
+
+
+ContractsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--contracts",
+        "-c",
+        help="sponsio.yaml file(s); default: found from the current folder upwards.",
+        envvar="SPONSIO_AUDIT_CONTRACTS",
+        show_envvar=True,
+    ),
+]
+PackOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pack", help="Shipped pack(s); 'default' when neither this nor a file is found."
+    ),
+]
+GroupByOpt = Annotated[GroupBy, typer.Option("--group-by", help="What one trace is.")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="Only this agent's contracts.")]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=0,
+        help="Processes reading traces; 0 (default): one per CPU for inputs of 64 MB or more. "
+        "The result is the same.",
+    ),
+]
+ListFormatOpt = Annotated[
+    ListFormat, typer.Option("--format", "-f", help="table, or json for scripts.")
+]

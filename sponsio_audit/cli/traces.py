@@ -1,0 +1,84 @@
+"""``sponsio-audit traces``: the trace ids of the inputs, with agent, events and verdict counts.
+
+The way to find the id that ``explain --trace`` wants.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sponsio_audit.cli import audited, listing
+from sponsio_audit.cli.common import (
+    AgentOpt,
+    ContractsOpt,
+    GroupBy,
+    GroupByOpt,
+    JobsOpt,
+    ListFormat,
+    ListFormatOpt,
+    PackOpt,
+    guarded,
+)
+
+VERDICTS = ("violated", "unverifiable", "pass", "not_applicable", "skipped")
+
+
+def traces(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")] = None,
+    contracts: ContractsOpt = None,
+    pack: PackOpt = None,
+    db: Annotated[
+        Path | None, typer.Option("--db", help="Read a stored audit (read-only) instead of PATHs.")
+    ] = None,
+    group_by: GroupByOpt = GroupBy.trace,
+    agent: AgentOpt = None,
+    jobs: JobsOpt = 0,
+    fmt: ListFormatOpt = ListFormat.table,
+) -> None:
+    """List the traces: id, agents, events, and verdict counts per trace.
+
+    Example: sponsio-audit traces fixtures/demo/traces | grep violated
+    """
+    with guarded(db):
+        store = audited.open_audit(
+            paths or [], db, contracts or [], pack or [],
+            group_by=group_by.value, agent=agent, jobs=jobs,
+        )  # fmt: skip
+        try:
+            per_trace = audited.rows(
+                store,
+                "SELECT trace_id, string_agg(DISTINCT agent, ', ' ORDER BY agent) AS agents, "
+                "count(*) AS events FROM events GROUP BY trace_id ORDER BY trace_id",
+            )
+            counts: dict[str, dict[str, int]] = {}
+            if audited.has_table(store, "verdicts"):
+                for r in audited.rows(
+                    store,
+                    "SELECT trace_id, verdict, count(*) AS n FROM verdicts GROUP BY ALL",
+                ):
+                    counts.setdefault(r["trace_id"], {})[r["verdict"]] = int(r["n"])
+        finally:
+            store.close()
+    records = [
+        {
+            "trace_id": r["trace_id"],
+            "agents": r["agents"] or "",
+            "events": int(r["events"]),
+            "verdicts": {v: counts.get(r["trace_id"], {}).get(v, 0) for v in VERDICTS},
+        }
+        for r in per_trace
+    ]
+    rows = [
+        (
+            rec["trace_id"],
+            rec["agents"],
+            rec["events"],
+            *(rec["verdicts"][v] for v in VERDICTS),
+        )
+        for rec in records
+    ]
+    columns = ("trace", "agents", "events", "violated", "unverifiable", "pass", "n/a", "skipped")
+    listing.show("traces", columns, rows, fmt=fmt.value, records=records, whole=columns)
