@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from sponsio_audit.ingest import Store, ingest
 
-from .inputs import delimited, line, ok_line, pb_request, request, tool_span
+from .otlp import delimited, line, ok_line, pb_request, request, tool_span
 
 
 def _seeds() -> list[bytes]:
