@@ -73,7 +73,8 @@ def deep_nesting(d: Path) -> Expect:
     deep_object = b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"\n"
     (d / "deep.jsonl").write_bytes(deep + line(request(span)) + deep_object)
     return Expect(
-        skips=(("deep.jsonl", 1, "nested too deep"), ("deep.jsonl", 3, "nested too deep")),
+        # line 3 is read (the CLI parses under recursion.deep) and is no OTLP object
+        skips=(("deep.jsonl", 1, "nested too deep"), ("deep.jsonl", 3, "")),
         loaded={"deep.jsonl": frozenset({2})},
     )
 
