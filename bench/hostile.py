@@ -37,17 +37,8 @@ import zstandard
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.hostile.inputs import (  # noqa: E402
-    T0,
-    _good,
-    line,
-    ok_line,
-    request,
-    sid,
-    sparse,
-    tid,
-    tool_span,
-)
+from tests.hostile.inputs import _good  # noqa: E402
+from tests.hostile.otlp import T0, line, ok_line, request, sid, sparse, tid, tool_span  # noqa: E402
 
 
 def gzip_bomb(d: Path) -> None:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .inputs import line, request, sid, tid, tool_span
+from .otlp import line, request, sid, tid, tool_span
 
 REGEXES = 5000
 DEPTH = 1000

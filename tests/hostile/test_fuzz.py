@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from sponsio_audit.ingest import Store, ingest
 
-from .inputs import delimited, line, ok_line, pb_request, request, tool_span
+from .otlp import delimited, line, ok_line, pb_request, request, tool_span
 
 
 def _seeds() -> list[bytes]:
@@ -93,7 +93,7 @@ def _one(con: object, sql: str) -> int:
     return int(con.execute(sql).fetchall()[0][0])  # type: ignore[attr-defined]
 
 
-@settings(max_examples=120)
+@settings(max_examples=80)
 @given(st.lists(INPUTS, min_size=1, max_size=3))
 def test_ingest_of_mutated_bytes_keeps_its_accounts(blobs: list[bytes]) -> None:
     """No exception escapes; every record is counted once: the summary equals the tables."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.limits import DEFAULT, Limits
 
-from .inputs import line, ok_line, request, sid, tid, tool_span
+from .otlp import line, ok_line, request, sid, tid, tool_span
 
 
 def _load(path: Path, limits: Limits) -> tuple[Store, object, list[tuple[int, str]]]:
