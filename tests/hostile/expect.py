@@ -47,9 +47,6 @@ class Case:
     xfail: str | None = None
 
 
-ROUTING = "routing lands with issue 11"
-
-
 BOMB_ZEROS = 64 << 20
 """Zeros in a test bomb: past ``ratio_floor`` (16 MiB), at a ratio of ~1000 (gzip) or more."""
 

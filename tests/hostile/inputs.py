@@ -22,7 +22,7 @@ from pathlib import Path
 from sponsio_audit.ingest.limits import DEFAULT
 
 from . import streams as s
-from .expect import ANSI, GOOD, GOOD_EVENTS, MARK, RICH, ROUTING, Case, Expect, _events_of, _good
+from .expect import ANSI, GOOD, GOOD_EVENTS, MARK, RICH, Case, Expect, _events_of, _good
 from .otlp import (
     _kv,
     line,
@@ -193,9 +193,9 @@ CASES: tuple[Case, ...] = (
     Case("deep_nesting", s.deep_nesting),
     Case("irregular_files", s.irregular_files),
     Case("nul_prefix", s.nul_prefix),
-    Case("metrics_protobuf", s.metrics_protobuf, xfail=ROUTING),
-    Case("logs_first_collector", s.logs_first_collector, xfail=ROUTING),
-    Case("mixed_signals", s.mixed_signals, xfail=ROUTING),
+    Case("metrics_protobuf", s.metrics_protobuf),
+    Case("logs_first_collector", s.logs_first_collector),
+    Case("mixed_signals", s.mixed_signals),
     Case("xml_illegal", xml_illegal),
     Case("markup", markup),
     Case("truncated_protobuf", s.truncated_protobuf),

@@ -1,8 +1,7 @@
 """One CLI scan per hostile input, beside a good file: nothing lost, nothing crashes (issue 13).
 
 The signal-routing cases (a metrics protobuf, a logs-first Collector file,
-mixed signals per line) are strict xfails until per-record routing lands
-(issue 11): they turn red, and the mark must go, once it does.
+mixed signals per line) hold per-record routing (issue 11).
 """
 
 from __future__ import annotations
