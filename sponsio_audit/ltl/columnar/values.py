@@ -241,7 +241,6 @@ class Evaluator:
         """``_cmp`` at some rows only."""
         return compare_terms(op, left, right, lambda a: self.sample(a, rows), len(rows))
 
-
     def valuations(self, segment: int, atoms: list[Atom]) -> list[dict[Atom, reference.Value]]:
         """One trace as the reference's grounded trace (for the per-trace fallback)."""
         lo = int(self.s.first[segment])
