@@ -36,15 +36,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest import generate  # bench/ingest.py  # noqa: E402
+from ingest import generate  # bench/ingest.py
 
-from sponsio_audit import api  # noqa: E402
-from sponsio_audit.event import event_from_row  # noqa: E402
-from sponsio_audit.ingest import Store, ingest  # noqa: E402
-from sponsio_audit.ltl import patterns  # noqa: E402
-from sponsio_audit.ltl.contract import Contract  # noqa: E402
-from sponsio_audit.report import data as report_data  # noqa: E402
-from sponsio_audit.report import jsonfmt  # noqa: E402
+from sponsio_audit import api
+from sponsio_audit.event import event_from_row
+from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ltl import patterns
+from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.report import data as report_data
+from sponsio_audit.report import jsonfmt
 
 TOOL = "search_hotels"  # the file's one tool
 PATTERNS: list[tuple[str, list[Any]]] = [
@@ -122,10 +122,14 @@ def sponsio_rate(store: Any, n_traces: int) -> tuple[float, int, int, str]:
             "SELECT DISTINCT trace_id FROM events ORDER BY trace_id LIMIT ?", [n_traces]
         ).fetchall()
     ]
-    rows = store.con.sql(
-        "SELECT * FROM events WHERE trace_id IN (SELECT unnest($ids)) ORDER BY trace_id, seq",
-        params={"ids": ids},
-    ).to_arrow_table().to_pylist()
+    rows = (
+        store.con.sql(
+            "SELECT * FROM events WHERE trace_id IN (SELECT unnest($ids)) ORDER BY trace_id, seq",
+            params={"ids": ids},
+        )
+        .to_arrow_table()
+        .to_pylist()
+    )
     by_trace: dict[str, list[Any]] = {}
     for r in rows:
         e = event_from_row(r)
@@ -145,7 +149,8 @@ def sponsio_rate(store: Any, n_traces: int) -> tuple[float, int, int, str]:
     registry = get_available_patterns()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        agents = {a: Agent(id=a, permissions=[]) for t in by_trace.values() for a in {e.agent for e in t}}
+        names = {e.agent for t in by_trace.values() for e in t}
+        agents = {a: Agent(id=a, permissions=[]) for a in names}
         specs = [(a, [registry[name](*args) for name, args in PATTERNS]) for a in agents]
         scs = {a: [SContract(agent=agents[a], guarantee=f) for f in fs] for a, fs in specs}
         traces = [STrace(events=evs) for evs in by_trace.values()]

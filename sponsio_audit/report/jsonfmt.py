@@ -27,10 +27,9 @@ contains argument values (``evidence`` module).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from sponsio_audit.report import baseline
+from sponsio_audit.report import baseline, jsonenc
 from sponsio_audit.report.data import ReportData
 
 SCHEMA = "sponsio-audit/report/1"
@@ -127,4 +126,4 @@ def document(data: ReportData) -> dict[str, Any]:
 
 def render(data: ReportData) -> str:
     """The JSON text (2-space indent, stable key order as built)."""
-    return json.dumps(document(data), indent=2, ensure_ascii=False) + "\n"
+    return jsonenc.dumps(document(data)) + "\n"  # the stdlib's bytes, by orjson
