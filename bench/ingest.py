@@ -189,9 +189,11 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
-    """Poll the peak RSS (KiB) of this process's descendants (the forkserver's workers)."""
+def _descendants_hwm(stop: threading.Event, seen: dict[int, int], cpu: dict[int, float]) -> None:
+    """Poll the peak RSS (KiB) and CPU seconds of this process's descendants (the
+    forkserver's workers)."""
     me = os.getpid()
+    tick = os.sysconf("SC_CLK_TCK")
     while not stop.wait(0.25):
         todo, tree = [me], []
         while todo:
@@ -204,7 +206,10 @@ def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
                     for line in f:
                         if line.startswith("VmHWM:"):
                             seen[pid] = max(seen.get(pid, 0), int(line.split()[1]))
-            except OSError:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                cpu[pid] = max(cpu.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / tick)
+            except (OSError, IndexError, ValueError):
                 pass
 
 
@@ -259,8 +264,9 @@ def run_one(path: str, jobs: int) -> None:
     clock = _instrument()
     store = Store.open(path + ".duckdb", memory_limit=MEMORY_LIMIT)
     seen: dict[int, int] = {}
+    kids_cpu: dict[int, float] = {}
     stop = threading.Event()
-    poller = threading.Thread(target=_descendants_hwm, args=(stop, seen), daemon=True)
+    poller = threading.Thread(target=_descendants_hwm, args=(stop, seen, kids_cpu), daemon=True)
     poller.start()
     t, c = time.perf_counter(), time.process_time()
     s = ingest([path], store, jobs=jobs)
@@ -282,6 +288,7 @@ def run_one(path: str, jobs: int) -> None:
                 "spans_per_s": round(s.spans / dt),
                 "peak_rss_mib": round(rss / 1024),
                 "worker_rss_mib": round(child / 1024),
+                "workers_cpu_s": round(sum(kids_cpu.values()), 2),
                 "stages_us": {
                     **{k: round(v / s.spans * 1e6, 2) for k, v in clock.spent.items()},
                     "other": round((cpu - sum(clock.spent.values())) / s.spans * 1e6, 2),
@@ -321,7 +328,12 @@ def main() -> None:
                     ).stdout
                     res = json.loads(out)
                     rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
-                    workers = f", largest worker {res['worker_rss_mib']} MiB" if jobs != 1 else ""
+                    workers = (
+                        f", largest worker {res['worker_rss_mib']} MiB, workers' CPU"
+                        f" {res['workers_cpu_s']} s (polled every 0.25 s)"
+                        if jobs != 1
+                        else ""
+                    )
                     print(
                         f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB) jobs={jobs}: "
                         f"{res['spans_per_s']:>9,} spans/s, {res['seconds']} s wall, "
