@@ -1,6 +1,7 @@
-"""Ingest benchmark: 100k and 1M GenAI spans as OTLP JSONL and length-prefixed protobuf.
+"""Ingest benchmark: 200k and 1M GenAI spans as OTLP JSONL and length-prefixed protobuf.
 
-``python bench/ingest.py [--sizes 100000,1000000] [--formats jsonl,proto] [--jobs 1,2]``
+``python bench/ingest.py [--sizes 200000,1000000] [--formats jsonl,proto] [--jobs 1,2]``
+``python bench/ingest.py --quick`` (20k spans, for a first look)
 
 Files are generated into a temp dir (a template request of 1,000 spans, 100
 traces of 10 spans, made with the protobuf classes; every request gets new
@@ -9,6 +10,17 @@ trace ids by a byte-level id substitution, so generation is fast). Each
 prints spans/s and its peak RSS (``ru_maxrss``), so RSS is per size; with
 ``jobs > 1`` the largest worker process's peak RSS (``VmHWM``, polled from
 /proc) is printed beside it.
+
+Each run also prints CPU µs per span of every stage, measured in the
+process that runs it by wrapping ingest's functions with ``process_time``
+counters (exclusive times: a stage nested in another is not counted twice):
+``decode`` (record parse and OTLP span extraction), ``attrs json`` (the raw
+``spans.attributes`` text), ``conventions`` (span → facts), ``arrow`` (row
+tuples → Arrow batches), ``store write`` (DuckDB inserts), ``events``
+(facts of a trace → its events) and ``other`` (the rest: file reading,
+chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
+workers, so only the main process's stages are shown; the machine is
+shared, so CPU time is the steadier figure.
 """
 
 from __future__ import annotations
@@ -177,9 +189,11 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
-    """Poll the peak RSS (KiB) of this process's descendants (the forkserver's workers)."""
+def _descendants_hwm(stop: threading.Event, seen: dict[int, int], cpu: dict[int, float]) -> None:
+    """Poll the peak RSS (KiB) and CPU seconds of this process's descendants (the
+    forkserver's workers)."""
     me = os.getpid()
+    tick = os.sysconf("SC_CLK_TCK")
     while not stop.wait(0.25):
         todo, tree = [me], []
         while todo:
@@ -192,8 +206,51 @@ def _descendants_hwm(stop: threading.Event, seen: dict[int, int]) -> None:
                     for line in f:
                         if line.startswith("VmHWM:"):
                             seen[pid] = max(seen.get(pid, 0), int(line.split()[1]))
-            except OSError:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                cpu[pid] = max(cpu.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / tick)
+            except (OSError, IndexError, ValueError):
                 pass
+
+
+STAGES = ("decode", "attrs json", "conventions", "arrow", "store write", "events")
+
+
+class _Clock:
+    """Exclusive CPU time per stage, from wrapped functions (nesting subtracted)."""
+
+    def __init__(self) -> None:
+        self.spent = dict.fromkeys(STAGES, 0.0)
+        self.stack: list[float] = []  # CPU time of nested stages, per open frame
+
+    def wrap(self, stage: str, fn: Any) -> Any:
+        def timed(*args: Any, **kw: Any) -> Any:
+            self.stack.append(0.0)
+            t = time.process_time()
+            try:
+                return fn(*args, **kw)
+            finally:
+                dt = time.process_time() - t
+                inner = self.stack.pop()
+                self.spent[stage] += dt - inner
+                if self.stack:
+                    self.stack[-1] += dt
+
+        return timed
+
+
+def _instrument() -> _Clock:
+    """Wrap ingest's stage functions (where the pipeline looks them up) in a ``_Clock``."""
+    from sponsio_audit.ingest import chunks, store
+
+    clock = _Clock()
+    chunks._spans = clock.wrap("decode", chunks._spans)
+    chunks.dumps = clock.wrap("attrs json", chunks.dumps)
+    chunks.span_facts = clock.wrap("conventions", chunks.span_facts)
+    chunks.rows_batch = clock.wrap("arrow", chunks.rows_batch)
+    store.Store.insert = clock.wrap("store write", store.Store.insert)  # type: ignore[method-assign]
+    chunks.trace_events = clock.wrap("events", chunks.trace_events)
+    return clock
 
 
 def run_one(path: str, jobs: int) -> None:
@@ -204,10 +261,12 @@ def run_one(path: str, jobs: int) -> None:
     """
     from sponsio_audit.ingest import Store, ingest
 
+    clock = _instrument()
     store = Store.open(path + ".duckdb", memory_limit=MEMORY_LIMIT)
     seen: dict[int, int] = {}
+    kids_cpu: dict[int, float] = {}
     stop = threading.Event()
-    poller = threading.Thread(target=_descendants_hwm, args=(stop, seen), daemon=True)
+    poller = threading.Thread(target=_descendants_hwm, args=(stop, seen, kids_cpu), daemon=True)
     poller.start()
     t, c = time.perf_counter(), time.process_time()
     s = ingest([path], store, jobs=jobs)
@@ -229,6 +288,11 @@ def run_one(path: str, jobs: int) -> None:
                 "spans_per_s": round(s.spans / dt),
                 "peak_rss_mib": round(rss / 1024),
                 "worker_rss_mib": round(child / 1024),
+                "workers_cpu_s": round(sum(kids_cpu.values()), 2),
+                "stages_us": {
+                    **{k: round(v / s.spans * 1e6, 2) for k, v in clock.spent.items()},
+                    "other": round((cpu - sum(clock.spent.values())) / s.spans * 1e6, 2),
+                },
             }
         )
     )
@@ -236,7 +300,8 @@ def run_one(path: str, jobs: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--sizes", default="200000,1000000")
+    ap.add_argument("--quick", action="store_true", help="20k spans only (a first look)")
     ap.add_argument("--formats", default="jsonl,proto")
     ap.add_argument("--jobs", default="1,2", help="worker process counts to run (0: one per CPU)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -245,6 +310,9 @@ def main() -> None:
         run_one(a.child, int(a.jobs))
         return
     jobs_list = [int(j) for j in a.jobs.split(",")]
+    if a.quick:
+        a.sizes = "20000"
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory() as d:
         for fmt in a.formats.split(","):
             rss: dict[int, dict[int, int]] = {j: {} for j in jobs_list}
@@ -260,7 +328,12 @@ def main() -> None:
                     ).stdout
                     res = json.loads(out)
                     rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
-                    workers = f", largest worker {res['worker_rss_mib']} MiB" if jobs != 1 else ""
+                    workers = (
+                        f", largest worker {res['worker_rss_mib']} MiB, workers' CPU"
+                        f" {res['workers_cpu_s']} s (polled every 0.25 s)"
+                        if jobs != 1
+                        else ""
+                    )
                     print(
                         f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB) jobs={jobs}: "
                         f"{res['spans_per_s']:>9,} spans/s, {res['seconds']} s wall, "
@@ -269,6 +342,9 @@ def main() -> None:
                         f"events {res['events']:,}, traces {res['traces']:,}",
                         flush=True,
                     )
+                    where = "main process only" if jobs != 1 else "CPU"
+                    per = ", ".join(f"{k} {v}" for k, v in res["stages_us"].items())
+                    print(f"      µs/span ({where}): {per}", flush=True)
                     Path(str(path) + ".duckdb").unlink(missing_ok=True)
                 path.unlink()
             for jobs, by_size in rss.items():

@@ -66,15 +66,23 @@ def cumsum(values: np.ndarray, start: np.ndarray) -> np.ndarray:
 def run_length(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Length of the run of ``mask`` rows ending at i (0 where ``mask`` is false).
 
-    The run starts after the last row that is not in ``mask``, or at the trace
-    start: a ``mask`` row stands for its trace start − 1 in one running maximum
-    (rows of earlier traces all lie before it).
+    Computed on the ``mask`` rows only (they are sparse: one tool's calls): a
+    run starts at a mask row whose predecessor is not a mask row of the same
+    trace, and its length at each row is the distance to that start, + 1.
     """
-    idx = np.arange(len(mask), dtype=np.int64)
-    last_gap = _marked(mask, start - 1, idx)
-    np.maximum.accumulate(last_gap, out=last_gap)
-    idx -= last_gap
-    return idx.astype(np.float64)
+    out = np.zeros(len(mask), dtype=np.float64)
+    at = np.flatnonzero(mask)
+    if not len(at):
+        return out
+    st = start[at]
+    new = np.empty(len(at), dtype=bool)
+    new[0] = True
+    np.not_equal(at[1:], at[:-1] + 1, out=new[1:])
+    new[1:] |= st[1:] != st[:-1]
+    k = np.arange(len(at), dtype=np.int64)
+    head = np.maximum.accumulate(np.where(new, k, 0))
+    out[at] = k - head + 1
+    return out
 
 
 def keep_last(

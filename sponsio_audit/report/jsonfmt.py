@@ -37,10 +37,9 @@ contains argument values (``evidence`` module).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from sponsio_audit.report import baseline
+from sponsio_audit.report import baseline, jsonenc
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.xmlchars import legal
@@ -149,4 +148,5 @@ def document(data: ReportData) -> dict[str, Any]:
 
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The JSON text (2-space indent, stable key order as built)."""
-    return legal(json.dumps(document(data), indent=2, ensure_ascii=False)) + "\n"
+    return legal(jsonenc.dumps(document(data))) + "
+"  # the stdlib's bytes, by orjson

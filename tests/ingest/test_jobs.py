@@ -139,7 +139,9 @@ def test_cut_stream_keeps_every_record_read_before_the_break(
 def test_auto_jobs_use_every_cpu_only_for_large_inputs() -> None:
     """The CLI default (--jobs 0) starts workers only when they pay for their start-up."""
     assert resolve_jobs(0, AUTO_BYTES - 1) == 1
-    assert resolve_jobs(0, AUTO_BYTES) == cpus()
+    idle = 0.0  # an idle machine: one worker per CPU (when there are two or more)
+    assert resolve_jobs(0, AUTO_BYTES, load=idle) == (cpus() if cpus() >= 2 else 1)
+    assert resolve_jobs(0, AUTO_BYTES, load=float(cpus())) == 1  # no idle CPU: no workers
     assert resolve_jobs(0, None) == 1  # stdin: size unknown
     assert resolve_jobs(3, 10) == 3  # an explicit count is taken as given
     with pytest.raises(ValueError, match="jobs must be 0"):

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Always, And, Atom, Eventually, Formula, Or, atoms, is_future_free
 from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar import sparse
 from sponsio_audit.ltl.columnar.blame import BlameScan, Unsupported
 from sponsio_audit.ltl.columnar.scans import Segments
 from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, at_end
@@ -145,25 +146,28 @@ def check_formula(ev: Evaluator, f: Formula, checker: Checker | None = None) -> 
     when ``f`` has a shape the bad-time scan does not cover.
     """
     g = nnf(f)
-    value = start_values(ev, g)
+    past = isinstance(f, Always) and isinstance(g, Always) and is_future_free(f.arg)
+    # G(p → ψ): ψ only at the rows where p may hold
+    got = sparse.g_past(ev, g) if isinstance(g, Always) and past else None
+    value = start_values(ev, g) if got is None else got[0]
     if not (value == 0).any():
         n = ev.s.n_segments
         none = np.full(n, -1, dtype=np.int64)
         return Checks(value, none.astype(np.int8), none, none, np.zeros(n + 1, np.int64), _EMPTY)
-    if isinstance(f, Always) and is_future_free(f.arg):
-        return _g_past(ev, g, value)
+    if past and isinstance(g, Always):
+        false = np.flatnonzero(~ev.values(g.arg).hi) if got is None else got[1]
+        return _g_past(ev, value, false)
     try:
         return _scanned(ev, g, value, isinstance(f, Always))
     except Unsupported:
         return _fallback(ev, f, value, checker or default_checker())
 
 
-def _g_past(ev: Evaluator, g: Formula, value: npt.NDArray[np.int8]) -> Checks:
-    """``G ψ``, ψ future-free: every row where ψ is false is offending, the first is blamed."""
-    assert isinstance(g, Always)
+def _g_past(ev: Evaluator, value: npt.NDArray[np.int8], rows: npt.NDArray[np.int64]) -> Checks:
+    """``G ψ``, ψ future-free: every row where ψ is false (``rows``) is offending, the
+    first is blamed."""
     s = ev.s
     violated = value == 0
-    rows = np.flatnonzero(~ev.values(g.arg).hi)
     ptr = np.searchsorted(rows, np.append(s.first, s.n_rows)).astype(np.int64)
     pos = rows - np.repeat(s.first, np.diff(ptr))
     kind = np.where(violated, 0, -1).astype(np.int8)

@@ -97,6 +97,19 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
             self.taken[a] = got
         return got
 
+    def sample(self, a: Atom, at: npt.NDArray[np.int64]) -> ColumnLike:
+        """Column ``a`` at positions ``at`` of ``rows`` only (from the taken column when
+        there is one, else straight from the grounded column)."""
+        got = self.taken.get(a)
+        if got is not None:
+            return Col(np.take(got.value, at), np.take(got.unknown, at))
+        c = self.base[a]
+        rows = np.take(self.rows, at)
+        coded = getattr(c, "coded", None)
+        value = np.take(coded[1], np.take(coded[0], rows)) if coded else np.take(c.value, rows)
+        known = c.unknown is None or not c.unknown.any()
+        return Col(value, np.zeros(len(at), bool) if known else np.take(c.unknown, rows))
+
     def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
         """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
         got = self.codes.get(id(codes))
@@ -202,32 +215,31 @@ class Evaluator:
 
     def _cmp(self, op: str, left: Term, right: Term) -> KCol:
         """``left op right`` with reference.compare's rules, row by row."""
-        lv, lu, lk = self._term(left)
-        rv, ru, rk = self._term(right)
-        res: Any
-        if not isinstance(lv, np.ndarray) and not isinstance(rv, np.ndarray):
-            res = reference.compare(op, lv, rv)
-        elif lk != rk:
-            if "num" not in (lk, rk) and op not in ("==", "!="):
-                raise TypeError(f"cannot order {left!r} and {right!r}")
-            res = op == "!="  # numbers and non-numbers are never equal (nor ordered)
-        else:
-            res = _COMPARE[op](lv, rv)
-        value = np.broadcast_to(np.asarray(res, dtype=bool), (self.s.n_rows,))
-        unknown = lu if ru is None else ru if lu is None else lu | ru
-        return KCol.of(np.array(value), unknown)
+        return compare_terms(op, left, right, self.column, self.s.n_rows)
 
-    def _term(self, t: Term) -> tuple[Any, np.ndarray | None, str]:
-        """A comparison operand: (values, unknown mask or None, "num" | "str" | "bool")."""
-        match t:
-            case Num(x):
-                return x, None, "num"
-            case Str(x):
-                return x, None, "str"
-            case Atom():
-                col = self.column(t)
-                return col.value, col.unknown, "bool" if col.value.dtype == bool else "num"
-        raise TypeError(f"not a term: {t!r}")
+    def sample(self, a: Atom, rows: npt.NDArray[np.int64]) -> ColumnLike:
+        """Atom ``a`` at some rows only (``TakenColumns`` takes them from the grounded
+        column without sampling the whole view)."""
+        at = getattr(self.columns, "sample", None)
+        if at is not None:
+            try:
+                got: ColumnLike = at(a, rows)
+            except KeyError:
+                raise KeyError(f"atom {a!r} was not grounded") from None
+            return got
+        c = self.column(a)
+        unknown = None if c.unknown is None else np.take(c.unknown, rows)
+        return Col(np.take(c.value, rows), unknown)
+
+    def atom_at(self, a: Atom, rows: npt.NDArray[np.int64]) -> KCol:
+        """``_atom`` at some rows only."""
+        col = self.sample(a, rows)
+        value = col.value if col.value.dtype == bool else col.value != 0
+        return KCol.of(value, col.unknown)
+
+    def cmp_at(self, op: str, left: Term, right: Term, rows: npt.NDArray[np.int64]) -> KCol:
+        """``_cmp`` at some rows only."""
+        return compare_terms(op, left, right, lambda a: self.sample(a, rows), len(rows))
 
     def valuations(self, segment: int, atoms: list[Atom]) -> list[dict[Atom, reference.Value]]:
         """One trace as the reference's grounded trace (for the per-trace fallback)."""
@@ -242,6 +254,40 @@ class Evaluator:
         if not atoms:
             return [{} for _ in range(hi - lo)]
         return [dict(zip(atoms, row, strict=True)) for row in zip(*cols, strict=True)]
+
+
+def compare_terms(
+    op: str, left: Term, right: Term, column: Callable[[Atom], ColumnLike], n: int
+) -> KCol:
+    """``left op right`` over ``n`` rows with reference.compare's rules (atoms from
+    ``column``)."""
+    lv, lu, lk = _term(left, column)
+    rv, ru, rk = _term(right, column)
+    res: Any
+    if not isinstance(lv, np.ndarray) and not isinstance(rv, np.ndarray):
+        res = reference.compare(op, lv, rv)
+    elif lk != rk:
+        if "num" not in (lk, rk) and op not in ("==", "!="):
+            raise TypeError(f"cannot order {left!r} and {right!r}")
+        res = op == "!="  # numbers and non-numbers are never equal (nor ordered)
+    else:
+        res = _COMPARE[op](lv, rv)
+    value = np.broadcast_to(np.asarray(res, dtype=bool), (n,))
+    unknown = lu if ru is None else ru if lu is None else lu | ru
+    return KCol.of(np.array(value), unknown)
+
+
+def _term(t: Term, column: Callable[[Atom], ColumnLike]) -> tuple[Any, np.ndarray | None, str]:
+    """A comparison operand: (values, unknown mask or None, "num" | "str" | "bool")."""
+    match t:
+        case Num(x):
+            return x, None, "num"
+        case Str(x):
+            return x, None, "str"
+        case Atom():
+            col = column(t)
+            return col.value, col.unknown, "bool" if col.value.dtype == bool else "num"
+    raise TypeError(f"not a term: {t!r}")
 
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
