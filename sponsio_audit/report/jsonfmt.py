@@ -148,5 +148,4 @@ def document(data: ReportData) -> dict[str, Any]:
 
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
     """The JSON text (2-space indent, stable key order as built)."""
-    return legal(jsonenc.dumps(document(data))) + "
-"  # the stdlib's bytes, by orjson
+    return legal(jsonenc.dumps(document(data))) + "\n"  # the stdlib's bytes, by orjson
