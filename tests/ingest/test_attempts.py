@@ -34,14 +34,14 @@ def test_session_log_attempts_in_both_result_forms(tmp_path: Path) -> None:
             "action": "delete",
             "constraint": "c3",
             "result": {"action": "redirected", "message": "use archive"},
-        },  # fmt: skip
+        },
         {
             "ts": 4.0,
             "agent_id": "bot",
             "action": "ls",
             "constraint": "c4",
             "result": {"action": "warned", "message": "careful"},
-        },  # fmt: skip
+        },
     ]
     path = tmp_path / "20260101_000000_1.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
