@@ -1,1 +1,42 @@
-"""sponsio-audit."""
+"""sponsio-audit: audit recorded LLM-agent traces against temporal-logic contracts.
+
+The public API is this face: ``audit`` and ``AuditResult`` (``api``),
+``Guard`` (``guard``), ``load_config`` (``config``) and ``__version__``.
+Each name is imported on first use (module ``__getattr__``), so that
+``import sponsio_audit`` stays cheap and loads no stage; modules inside
+the package import from the stages, never from this face.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = ["AuditResult", "Guard", "__version__", "audit", "load_config"]
+
+_HOMES = {
+    "AuditResult": "sponsio_audit.api",
+    "Guard": "sponsio_audit.guard",
+    "audit": "sponsio_audit.api",
+    "load_config": "sponsio_audit.config",
+}
+"""Where each lazily exported name lives."""
+
+if TYPE_CHECKING:
+    from sponsio_audit.api import AuditResult, audit
+    from sponsio_audit.config import load_config
+    from sponsio_audit.guard import Guard
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its stage on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

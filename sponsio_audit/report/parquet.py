@@ -34,8 +34,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sponsio_audit import baseline
 from sponsio_audit.ingest import Store
+from sponsio_audit.report import baseline
 from sponsio_audit.report.data import ReportData, arrow
 
 FILES = ("violations.parquet", "verdicts.parquet", "events.parquet")
