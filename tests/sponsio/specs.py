@@ -136,13 +136,13 @@ PATTERN_NAMES = (
     "segregation_of_duty", "audit_after", "redirect_to_safe", "dry_run_before_commit",
     "backup_before_destructive", "must_confirm", "idempotent", "irreversible_once",
     "rate_limit", "loop_detection", "cooldown", "tool_allowlist", "requires_permission",
-    "destructive_action_gate", "required_steps_completion", "approval_freshness",
+    "destructive_action_gate", "required_steps_completion",
     "sanitized_before_sink", "duplicate_call_limit", "arg_blacklist", "arg_allowlist",
     "scope_limit", "data_intact", "arg_length_limit", "arg_value_range", "dangerous_sql_verbs",
     "dangerous_bash_commands",
 )  # fmt: skip
 """Every pattern both libraries have with the same meaning on these traces (the
-ones that differ, deadline and bounded_retry, are in test_divergences)."""
+ones that differ, deadline, bounded_retry and approval_freshness, are in test_divergences)."""
 
 
 def pattern_spec(cid: str, name: str, args: list[Any]) -> Spec:

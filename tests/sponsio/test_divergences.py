@@ -97,6 +97,14 @@ def test_deadline_open_at_the_end_is_a_liveness_violation() -> None:
     )
 
 
+def test_a_renewed_approval_renews_the_window() -> None:
+    """§6.1: approval_freshness is G(c(t) → O[n] c(ap)): the latest approval counts.
+    Sponsio closes the window n+1 steps after every approval, renewed or not."""
+    ours, theirs = pattern_contract("approval_freshness", ["approve", "act", 1])
+    trace = [call("approve"), call("approve"), call("act")]
+    assert both(ours, theirs, trace) == ("pass", "violated")
+
+
 def test_positions_are_positions_in_the_contract_view() -> None:
     """§1: a tool contract sees tool calls only; Sponsio's X also steps over the LLM turn."""
     ours, theirs = formula_contract("G(called(plan) -> X called(act))")
