@@ -19,7 +19,7 @@ from sponsio_audit.atoms import fields, scans
 from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column
 from sponsio_audit.atoms.journal import Journal
 from sponsio_audit.event import Event
-from sponsio_audit.regexes import compile_regex
+from sponsio_audit.regexes import compile_regex, matches
 
 
 def _events(g: Columns, at: np.ndarray) -> list[Event]:
@@ -71,7 +71,8 @@ def _ctx(g: Columns, k: Any, v: Any) -> Column:
 
 def _ctx_matches(g: Columns, k: Any, regex: Any) -> Column:
     rx = compile_regex(str(regex))
-    return _ctx_atom(g, k, lambda cur: rx.search(cur) is not None)
+    # a backtracking search that runs out of time counts as no match here (it is counted)
+    return _ctx_atom(g, k, lambda cur: matches(rx, cur) is True)
 
 
 def _delegation_depth(g: Columns) -> Column:

@@ -30,7 +30,7 @@ from sponsio_audit.atoms.registry import ATOMS, TOOL, AtomSpec, Rules, canonical
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.regexes import compile_regex, is_literal
+from sponsio_audit.regexes import compile_regex, is_backtracking, is_literal, matches
 
 _U: Any = object()  # the args text is not built yet
 Key = tuple[bool, str]  # fields.tool_key
@@ -123,6 +123,8 @@ class Grounding:
             if end:
                 return f"{subject}.endswith({body!r})"
             return f"{body!r} in {subject}"
+        if is_backtracking(rx):  # None (unknown) when it runs out of time
+            return f"{self.c.const(matches)}({self.c.const(rx)}, {subject})"
         return f"{self.c.const(rx)}.search({subject}) is not None"
 
     def _text_line(self, pad: str) -> str:

@@ -258,9 +258,17 @@ def test_count_with_unknown_after_missing_args() -> None:
 
 def test_bad_regex_is_a_configuration_error() -> None:
     with pytest.raises(ValueError, match="RE2"):
-        Grounder([Atom("arg_has", ("t", "(?<=a)b"))])
+        Grounder([Atom("arg_has", ("t", "(?<=a)(b"))])
     with pytest.raises(ValueError, match="RE2"):
-        values("arg_has(t, (?<=a)b)", [call("t", {})])
+        values("arg_has(t, 'a(')", [call("t", {})])
+
+
+def test_lookaround_regex_is_evaluated() -> None:
+    """SEMANTICS.md §5: lookaround runs on the backtracking engine."""
+    trace = [call("t", {"c": "rm -rf x"}), call("t", {"c": "arm"}), call("t", None)]
+    rm = Atom("arg_field_has", ("t", "c", r"(?<!\S)rm(?!\S)"))
+    assert values_of(rm, trace) == [True, False, U]
+    assert values_of(Atom("arg_has", ("t", r"(r)m\1?")), trace) == [True, True, U]
 
 
 # ---------------------------------------------------------------- the grounder
