@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
+from sponsio_audit import regexes
 from sponsio_audit.engine import columnar_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl.contract import Contract
@@ -71,6 +73,7 @@ class Summary:
     violations_by_kind: dict[str, int]
     violations_by_severity: dict[str, int]
     skipped_clauses: int
+    regex_timeouts: int = 0  # lookaround-regex searches that ran out of time (atom unknown)
 
     @property
     def violations(self) -> int:
@@ -119,6 +122,7 @@ def audit(
     agent: str | None = None,
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
+    regex_timeout_ms: float | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -129,6 +133,9 @@ def audit(
     ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
     The verdicts, violations and contracts replace any earlier ones in the
     store. ``progress`` is told each stage as it starts ("reading traces…").
+    ``regex_timeout_ms`` is the time limit of one lookaround-regex search (else the
+    configuration's ``regex_timeout_ms``, else ``regexes.DEFAULT_TIME_LIMIT``); the
+    searches that ran out of time are counted in ``Summary.regex_timeouts``.
     """
     say = progress or (lambda _stage: None)
     cs, perms = _contracts_and_permissions(contracts, permissions)
@@ -147,14 +154,25 @@ def audit(
             raise
     say("evaluating contracts…")
     events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
-    if engine == "reference":
-        raw = reference_raw(events, cs, perms)
-    elif engine == "columnar":
-        raw = columnar_raw(events, cs, perms)
-    else:
+    if engine not in ("reference", "columnar"):
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
+    ms = (
+        regex_timeout_ms
+        if regex_timeout_ms is not None
+        else getattr(contracts, "regex_timeout_ms", None)
+    )
+    before = regexes.timeouts()
+    with regexes.time_limit(None if ms is None else ms / 1000.0):
+        raw = (reference_raw if engine == "reference" else columnar_raw)(events, cs, perms)
+    stats = pa.table({"regex_timeouts": pa.array([regexes.timeouts() - before], pa.int64())})
     verdicts, violations = build_tables(raw, events, cs)
-    _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
+    _save(
+        store,
+        verdicts=verdicts,
+        violations=violations,
+        contracts=contracts_table(cs),
+        audit_stats=stats,
+    )
     return AuditResult(store, cs, verdicts, violations, summary(store))
 
 
@@ -222,4 +240,14 @@ def summary(store: Store) -> Summary:
             SEVERITIES,
         ),
         skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
+        regex_timeouts=_regex_timeouts(store),
     )
+
+
+def _regex_timeouts(store: Store) -> int:
+    """Lookaround-regex timeouts of the stored audit (0 for a store written before they were)."""
+    try:
+        rows = store.con.cursor().execute("SELECT sum(regex_timeouts) FROM audit_stats").fetchall()
+    except duckdb.CatalogException:
+        return 0
+    return int(rows[0][0] or 0) if rows else 0

@@ -245,6 +245,14 @@ def scan(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No report on stdout, no progress.")
     ] = False,
+    regex_timeout_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--regex-timeout-ms",
+            min=0.001,
+            help="Time limit of one lookaround-regex search (unknown when it runs out).",
+        ),
+    ] = None,
 ) -> None:
     """Audit traces against contracts and report which trace broke which rule.
 
@@ -273,6 +281,7 @@ def scan(
                 agent=agent,
                 jobs=jobs,
                 progress=say,
+                regex_timeout_ms=regex_timeout_ms,
             )
             store = result.store
             say("rendering…")

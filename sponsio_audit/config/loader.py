@@ -31,7 +31,7 @@ from sponsio_audit.ltl.contract import Clause, Contract, Strategy, derive_id
 from sponsio_audit.ltl.patterns import build, lookup
 from sponsio_audit.vocab import SEVERITIES, STRATEGIES, assumption_skipped
 
-TOP_KEYS = {"version", "agents"}
+TOP_KEYS = {"version", "agents", "regex_timeout_ms"}
 TOP_IGNORED = {"defaults", "runtime", "tool_policy", "performance", "extractor", "judge", "tools"}
 AGENT_KEYS = {"contracts", "include", "permissions"}
 AGENT_IGNORED = {"workspace", "tool_rename", "customized"}
@@ -58,6 +58,7 @@ class Config:
     ignored: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    regex_timeout_ms: float | None = None  # per-search limit of lookaround regexes (None: default)
 
     def contract(self, contract_id: str) -> Contract | None:
         """The contract with this id, or None."""
@@ -121,6 +122,12 @@ class _Loader:
         self.keys(doc, data, (), TOP_KEYS, TOP_IGNORED, "top-level")
         if "version" in data and str(data["version"]) != "1":
             doc.err(("version",), f"expected version 1, got {data['version']!r}")
+        if "regex_timeout_ms" in data:
+            ms = data["regex_timeout_ms"]
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+                doc.err(("regex_timeout_ms",), f"expected a number of milliseconds > 0, got {ms!r}")
+            else:
+                self.config.regex_timeout_ms = float(ms)
         if isinstance(data.get("tool_policy"), dict):
             self.tool_policy(doc, data["tool_policy"], agent or "*")
         agents = data.get("agents")
