@@ -124,9 +124,10 @@ def test_strategy_and_per_agent_metadata() -> None:
     assert build("deadline", ["a", "b", 2]).liveness
 
 
-def test_shipped_lists_are_literal_and_compile() -> None:
+def test_shipped_lists_are_sponsios_and_compile() -> None:
     f = show(build("dangerous_bash_commands").formula)
-    assert r"rm -rf" in f and r":\\(\\)\\{ :\\|:& \\};:" in f
+    assert r"(?=\\s|$)" in f and '"> /app"' in f and "tee /app" in f  # Sponsio 0.2.0a21's
+    assert '"rm -rf"' in show(build("dangerous_bash_commands", [["rm -rf"]]).formula)
     sql = show(build("dangerous_sql_verbs").formula)
     assert r"(?i)\\bDROP\\b" in sql and "execute_sql" in sql
     pii = build("no_pii").formula

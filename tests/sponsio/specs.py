@@ -27,7 +27,8 @@ from .oracle import AGENT, sponsio_contract, sponsio_pattern, to_sponsio
 TOOLS = ("a", "b", "c", "bash", "confirm_a", "execute_sql")
 FIELDS = ("cmd", "path", "n", "query")
 PERMS = ("admin", "approver")
-WORDS = ("ls", "rm x", "cat y", "echo abc", "sed -i z", "python -c q", "ab", "")
+WORDS = ("ls", "rm x", "cat y", "echo abc", "sed -i z", "python -c q", "ab", "", "rm -rf w",
+         "rm -r", "chmod 7 f", "echo > /app/x", "sudo ls")  # fmt: skip
 PATHS = ("/work/a", "/work/b/c", "/tmp/x", "/etc/passwd", "/work/../etc/x", "/workx/y")
 QUERIES = ("select 1", "drop table t", "DELETE from x", "deleted rows", "alter t", "x")
 REGEXES = ("a", "b", "c", "ab", "rm", "cat", "etc", "work", "x", "z", "sel")
@@ -121,11 +122,15 @@ def pattern_calls(draw: Any, name: str | None = None) -> tuple[str, list[Any]]:
         case "arg_value_range":
             # the range holds 0: Sponsio also checks it at other events, where the value is 0
             return name, [a, "n", draw(st.integers(-3, 0)), draw(st.integers(0, 10))]
+        case "dangerous_sql_verbs" if draw(st.booleans()):
+            return name, [a]  # the shipped verbs (Sponsio's)
         case "dangerous_sql_verbs":
             verbs = draw(st.lists(st.sampled_from(("DROP", "DELETE", "ALTER", "SELECT")),
                                   min_size=1, max_size=3, unique=True))  # fmt: skip
             return name, [a, verbs]
         case "dangerous_bash_commands":
+            if draw(st.booleans()):
+                return name, []  # the shipped list (Sponsio's)
             return name, [draw(st.lists(st.sampled_from(("rm x", "sed -i", "python -c", "cat")),
                                         min_size=1, max_size=3, unique=True))]  # fmt: skip
     raise AssertionError(name)
