@@ -21,6 +21,7 @@ on only the rows that can change them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -230,6 +231,12 @@ def _arg_length(g: Columns, t: Any, f: Any) -> Column:
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     chars = to_numpy(pc.utf8_length(fc.text), -1).astype(np.float64)
+    other = fc.kind == arg_fields.OTHER  # a list or an object counts its items (ArgLength)
+    if other.any():
+        texts = fc.text.filter(pa.array(other)).to_pylist()
+        chars[other] = [
+            fields.arg_length(json.loads(x)) if x and x[0] in "[{" else len(x) for x in texts
+        ]
     return _keep_field(g, t, fc.spread(np.where(chars < 0, np.nan, chars), g.n, np.nan))
 
 

@@ -310,7 +310,7 @@ class Grounder(Journal):
         return self._keep_last(atom, lambda ev: ev.calls(key), value)
 
     def _b_arg_length(self, atom: Atom, t: str, f: str) -> Eval:
-        return self._field_atom(atom, t, f, lambda v: len(fields.text_form(v)))
+        return self._field_atom(atom, t, f, fields.arg_length)
 
     def _b_arg_numeric(self, atom: Atom, t: str, f: str) -> Eval:
         return self._field_atom(atom, t, f, fields.numeric)

@@ -195,7 +195,7 @@ class Grounding:
         add(f"{g} = s[{slot}]")
 
     def _e_arg_length(self, a: Atom, g: str, k: str, slot: int) -> None:
-        self._field_state(a, g, k, slot, "len(_text_form(fv))")
+        self._field_state(a, g, k, slot, f"{self.c.const(fields.arg_length)}(fv)")
 
     def _e_arg_numeric(self, a: Atom, g: str, k: str, slot: int) -> None:
         self._field_state(a, g, k, slot, "_numeric(fv)")

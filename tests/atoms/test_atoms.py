@@ -98,7 +98,8 @@ def test_arg_length_and_numeric_keep_last_value() -> None:
         call("t", {"f": [1, 2], "n": -2.5}),
         call("t", {"f": "", "n": "1e999"}),
     ]
-    assert values("arg_length(t, f)", trace) == [0, 5, 5, 3, U, U, U, 5, 0]
+    # [1, 2] has 2 items (Sponsio's ArgLength, SEMANTICS.md §5)
+    assert values("arg_length(t, f)", trace) == [0, 5, 5, 3, U, U, U, 2, 0]
     assert values("arg_numeric(t, n)", trace) == [0, 7.0, 7.0, U, U, U, U, -2.5, U]
 
 
@@ -314,3 +315,19 @@ def test_helpers() -> None:
     assert normalise_tool("mcp__fin__") == "mcp__fin__"  # no tool after the server
     assert normalise_tool("Bash") == "bash"
     assert normalise_tool(None) is None
+
+
+def test_arg_length_is_sponsios_arg_length() -> None:
+    """SEMANTICS.md §5: characters of a string, items of a list, keys of an object,
+    characters of the JSON text of any other value; unknown without the field."""
+    trace = [
+        call("t", {"f": "abc"}),
+        call("t", {"f": [1, 2, 3, 4]}),
+        call("t", {"f": {"a": 1}}),
+        call("t", {"f": 12345}),
+        call("t", {"f": None}),
+        call("t", {"f": True}),
+        call("t", {"f": []}),
+    ]
+    assert values_of(Atom("arg_length", ("t", "f")), trace) == [3, 4, 1, 5, 4, 4, 0]
+    assert values_of(Atom("arg_length", ("t", "f")), [call("t", {})]) == [U]
