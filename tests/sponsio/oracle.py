@@ -75,6 +75,11 @@ def sponsio_trace(events: Sequence[Event]) -> Any:
                 out.append(SEvent(i, e.agent or AGENT, "llm_request", content=e.prompt))
             case "context_update":
                 out.append(SEvent(i, e.agent or AGENT, "context_update", args=e.args))
+            case "message":
+                out.append(SEvent(i, e.agent or AGENT, "message", to=e.target, content=e.content))
+            case "data_write":
+                keys = list(e.args or {})
+                out.append(SEvent(i, e.agent or AGENT, "data_write", key=f"k{i}", contains=keys))
             case other:
                 raise ValueError(f"no Sponsio event for {other}")
     return STrace(events=out)
@@ -91,7 +96,8 @@ def events_table(traces: Sequence[Sequence[Event]]) -> pa.Table:
             row.update(trace_id=f"t{t}", seq=seq, type=e.type, agent=e.agent or AGENT)
             row.update(span_id=f"s{t}.{seq}", file_id=1, record=seq, inferred=False)
             row.update(tool=e.tool, content=e.content, prompt=e.prompt)
-            row.update(tokens_total=e.tokens_total)
+            row.update(tokens_total=e.tokens_total, tokens_in=e.tokens_in, tokens_out=e.tokens_out)
+            row.update(target=e.target, duration_ns=e.duration_ns, start_ns=seq)
             row.update(args=None if e.args is None else json.dumps(e.args, separators=(",", ":")))
             rows.append(row)
     return pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
