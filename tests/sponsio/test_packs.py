@@ -34,7 +34,7 @@ SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "exter
 WHEEL = Path(oracle.sponsio.__file__).parent / "contracts"
 PACKS = sorted((SHARED / "sponsio-packs").glob("*.yaml")) + sorted(WHEEL.glob("*/*.yaml"))
 NOT_YET = {
-    "tau2_bench.yaml": "ArgValue/CtxValue (arg_value, ctx_value) have no atom here yet",
+    "tau2_bench.yaml": "ArgValue/CtxValue have no counterpart atom here yet (a clear error)",
     "factual-claims.yaml": "claim_requires_evidence needs Sponsio's evidence events",
 }
 MAX_TRACES = 900
