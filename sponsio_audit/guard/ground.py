@@ -182,7 +182,9 @@ class Grounding:
         add(f"    if args is None: {g} = s[{slot}] = None")
         add("    else:")
         add(self._text_line("        "))
-        add(f"        if {self._search(a.args[1], 'text')}: {g} = s[{slot}] = {g} + 1")
+        add(f"        hit{slot} = {self._search(a.args[1], 'text')}")
+        add(f"        if hit{slot} is None: {g} = s[{slot}] = None")  # the regex ran out of time
+        add(f"        elif hit{slot}: {g} = s[{slot}] = {g} + 1")
 
     def _field_state(self, a: Atom, g: str, k: str, slot: int, conv: str) -> None:
         pad = "" if k == "True" else "    "
