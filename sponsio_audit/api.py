@@ -24,8 +24,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
+from sponsio_audit import regexes
 from sponsio_audit.config.discovery import ConfigSource
 from sponsio_audit.engine import columnar_raw, empty_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
@@ -94,6 +96,7 @@ class Summary:
     violations_by_kind: dict[str, int]
     violations_by_severity: dict[str, int]
     skipped_clauses: int
+    regex_timeouts: int = 0  # lookaround-regex searches that ran out of time (atom unknown)
 
     @property
     def violations(self) -> int:
@@ -149,6 +152,7 @@ def audit(
     command: Sequence[str] | None = None,
     on_file: Callable[[str, int], None] | None = None,
     sources: Sequence[ConfigSource] = (),
+    regex_timeout_ms: float | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -163,6 +167,9 @@ def audit(
     ``on_file(path, spans so far)`` is told each input file as it is read; ``sources``
     (the files and packs the contracts came from) are kept on the result and
     in the ``sources`` table.
+    ``regex_timeout_ms`` is the time limit of one lookaround-regex search (else the
+    configuration's ``regex_timeout_ms``, else ``regexes.DEFAULT_TIME_LIMIT``); the
+    searches that ran out of time are counted in ``Summary.regex_timeouts``.
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -182,12 +189,17 @@ def audit(
             raise
     say("evaluating contracts…")
     events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
-    if engine == "reference":
-        raw = reference_raw(events, cs, perms)
-    elif engine == "columnar":
-        raw = columnar_raw(events, cs, perms)
-    else:
+    if engine not in ("reference", "columnar"):
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
+    ms = (
+        regex_timeout_ms
+        if regex_timeout_ms is not None
+        else getattr(contracts, "regex_timeout_ms", None)
+    )
+    before = regexes.timeouts()
+    with regexes.time_limit(None if ms is None else ms / 1000.0):
+        raw = (reference_raw if engine == "reference" else columnar_raw)(events, cs, perms)
+    stats = pa.table({"regex_timeouts": pa.array([regexes.timeouts() - before], pa.int64())})
     empty = store.con.sql(EMPTY_TRACES).fetchall()
     if empty:
         raw = pa.concat_tables([raw, empty_raw([t for (t,) in empty], cs, perms)])
@@ -201,6 +213,7 @@ def audit(
         contracts=contracts_table(cs),
         provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
         sources=sources_table(sources),
+        audit_stats=stats,
     )
     return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
 
@@ -340,4 +353,14 @@ def summary(store: Store) -> Summary:
             SEVERITIES,
         ),
         skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
+        regex_timeouts=_regex_timeouts(store),
     )
+
+
+def _regex_timeouts(store: Store) -> int:
+    """Lookaround-regex timeouts of the stored audit (0 for a store written before they were)."""
+    try:
+        rows = store.con.cursor().execute("SELECT sum(regex_timeouts) FROM audit_stats").fetchall()
+    except duckdb.CatalogException:
+        return 0
+    return int(rows[0][0] or 0) if rows else 0

@@ -24,7 +24,12 @@ EVENT_TYPES = (
     "message",
     "delegation",
     "context_update",
+    "tool_attempt",
 )
+"""``tool_attempt`` is a call a guard blocked or redirected: it never ran, and no
+atom is grounded from it (SEMANTICS.md §4.2, "Attempts")."""
+ATTEMPT_RESULTS = frozenset({"blocked", "redirected"})
+"""Guard results that mean the call did not run."""
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,36 @@
-"""The regex policy: every contract regex is RE2 (linear time on untrusted text).
+r"""The regex policy: every contract regex is RE2 (linear time on untrusted text), except
+those RE2 cannot run because they use lookaround or backreferences.
 
 ``compile_regex`` is the one way a pattern, an atom or the guard compiles a
-contract regex: RE2, unanchored search, errors not logged to stderr, and a
-``RegexError`` that says why RE2 rejects it and whether the only cause is
-PCRE lookaround or a backreference (such a clause loads as skipped, not as
-an error). ``literal`` escapes text into a regex; ``is_literal`` tells
+contract regex: RE2, unanchored search, errors not logged to stderr. A
+regex that RE2 rejects only for PCRE lookaround or a backreference (Sponsio's
+packs are full of ``(?<!\S)``, ``(?!\S)``, ``(?=.*X)``) compiles with the
+backtracking ``regex`` package instead (``Backtracking``), whose every
+search runs under a time limit (SEMANTICS.md §5). ``matches`` is the
+three-valued search: True, False, or None when the time limit ran out (the
+atom is unknown at that event); ``timeouts()`` counts those for the report.
+The limit is ``DEFAULT_TIME_LIMIT`` unless a run sets another with
+``time_limit`` (the ``regex_timeout_ms`` config key, the
+``--regex-timeout-ms`` flag). A regex that neither engine compiles raises
+``RegexError``. ``literal`` escapes text into a regex; ``is_literal`` tells
 whether a regex body is plain text (the guard then emits a substring test).
+
+The limit and the timeout count are process-wide (one policy per run): the
+audit sets the limit for the duration of one evaluation and reads the count
+before and after it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import re2
+import regex as backtracking
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a bad contract regex is reported by the caller, not on stderr
@@ -47,15 +63,84 @@ def _is_lookaround(regex: str, reason: str) -> bool:
     return False
 
 
+DEFAULT_TIME_LIMIT = 0.1
+"""Seconds one backtracking search may take before the atom is unknown at that event."""
+
+
+@dataclass
+class _Policy:
+    time_limit: float = DEFAULT_TIME_LIMIT
+    timeouts: int = 0
+
+
+_POLICY = _Policy()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Run the block with ``seconds`` as the backtracking time limit (None: the default)."""
+    saved = _POLICY.time_limit
+    _POLICY.time_limit = DEFAULT_TIME_LIMIT if seconds is None else float(seconds)
+    try:
+        yield
+    finally:
+        _POLICY.time_limit = saved
+
+
+def timeouts() -> int:
+    """Backtracking searches that ran out of time so far in this process."""
+    return _POLICY.timeouts
+
+
+class Backtracking:
+    """A lookaround/backreference regex run by the ``regex`` package under the time limit;
+    ``search`` raises ``TimeoutError`` when the limit runs out (``matches`` turns that into
+    unknown)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._rx = backtracking.compile(pattern)
+
+    def search(self, text: str) -> Any:
+        try:
+            return self._rx.search(text, timeout=_POLICY.time_limit)
+        except TimeoutError:
+            _POLICY.timeouts += 1
+            raise
+
+
+def matches(rx: Any, text: str | None) -> bool | None:
+    """Whether compiled ``rx`` matches somewhere in ``text``; None when it ran out of time
+    (no text: no match)."""
+    if text is None:
+        return False
+    try:
+        return rx.search(text) is not None
+    except TimeoutError:
+        return None
+
+
+def is_backtracking(rx: Any) -> bool:
+    """True when ``rx`` is run by the backtracking engine (not RE2)."""
+    return isinstance(rx, Backtracking)
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_regex(regex: str) -> Any:
-    """Compile ``regex`` with RE2 (quietly, cached); raise ``RegexError`` saying why it fails."""
+    """Compile ``regex`` (quietly, cached): RE2, or the backtracking engine when RE2 rejects
+    it only for lookaround or a backreference; raise ``RegexError`` saying why it fails."""
     try:
         return re2.compile(regex, options=_OPTIONS)
     except re2.error as e:
         raw = e.args[0] if e.args else str(e)
         reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        raise RegexError(regex, reason, _is_lookaround(regex, reason)) from None
+        lookaround = _is_lookaround(regex, reason)
+        if lookaround:
+            try:
+                return Backtracking(regex)
+            except backtracking.error as err:
+                reason = f"{reason}; the backtracking engine: {err}"
+        raise RegexError(regex, reason, lookaround) from None
 
 
 def literal(text: str) -> str:

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.patterns import describe
 from sponsio_audit.reasons import explain
-from sponsio_audit.vocab import GUARANTEE, VIOLATED
+from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, VIOLATED
 
 TEXT = pa.dictionary(pa.int32(), pa.string())
 """A string column stored as indices into its distinct values."""
@@ -172,7 +172,13 @@ def build_tables(
             "guarantee": v.column("guarantee"),
             "guarantee_text": binfo["guarantee_text"],
             "kind": pc.fill_null(v.column("kind"), GUARANTEE),
-            "severity": binfo["severity"],
+            # an assumption violation says the environment broke its promise: always low
+            # (SEMANTICS.md §4.2), so an assumption gate never fails a CI job by itself
+            "severity": pc.if_else(
+                pc.equal(pc.fill_null(v.column("kind"), GUARANTEE), ASSUMPTION),
+                "low",
+                binfo["severity"],
+            ),
             "strategy": binfo["strategy"],
             "seq": seq,
             "blamed": pc.fill_null(pc.equal(rows, v.column("blame_row")), True),

@@ -21,6 +21,7 @@ on only the rows that can change them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,14 +30,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms import arg_fields, fields, paths, scans
-from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column, to_numpy
+from sponsio_audit.atoms.columns import (
+    Column,
+    Columns,
+    bool_column,
+    num_column,
+    regex_hits,
+    to_numpy,
+)
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions, perm_set
 from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.regexes import compile_regex
 
 __all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_starts"]
 
@@ -92,10 +99,8 @@ def _unknown_call(g: Columns, t: Any, missing: np.ndarray) -> np.ndarray:
 def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray]:
     """(calls of t whose args match, calls of t with args missing or no recorded tool)."""
     calls = g.calls(t)
-    return (
-        g.search("args", str(regex), calls, fields.tool_key(str(t))),
-        _unknown_call(g, t, g.isnull("args")),
-    )
+    hit, late = g.search3("args", str(regex), calls, fields.tool_key(str(t)))
+    return hit, _unknown_call(g, t, g.isnull("args")) | late
 
 
 @_atom
@@ -119,8 +124,12 @@ def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) 
 
 @_atom
 def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
-    compile_regex(str(regex))
-    return _on_field(g, t, f, lambda text: pc.match_substring_regex(text, str(regex)))
+    calls = g.calls(t)
+    fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
+    hit, late = regex_hits(fc.text, str(regex))
+    return bool_column(
+        fc.spread(hit, g.n, False), (calls & g.isnull("args")) | fc.spread(late, g.n, False)
+    )
 
 
 @_atom
@@ -138,8 +147,8 @@ def _arg_paths_within(g: Columns, t: Any, *prefixes: Any) -> Column:
 @_atom
 def _output_has(g: Columns, t: Any, regex: Any) -> Column:
     calls = g.calls(t)
-    hit = g.search("content", str(regex), calls, fields.tool_key(str(t)))
-    return bool_column(hit, _unknown_call(g, t, g.isnull("content")))
+    hit, late = g.search3("content", str(regex), calls, fields.tool_key(str(t)))
+    return bool_column(hit, _unknown_call(g, t, g.isnull("content")) | late)
 
 
 @_atom
@@ -158,7 +167,8 @@ def _contains(g: Columns, f: Any) -> Column:
 
 def _text_atom(g: Columns, kind: str, name: str, regex: Any) -> Column:
     rows = g.is_type(kind)
-    return bool_column(g.search(name, str(regex), rows, kind), rows & g.isnull(name))
+    hit, late = g.search3(name, str(regex), rows, kind)
+    return bool_column(hit, (rows & g.isnull(name)) | late)
 
 
 @_atom
@@ -237,6 +247,12 @@ def _arg_length(g: Columns, t: Any, f: Any) -> Column:
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     chars = to_numpy(pc.utf8_length(fc.text), -1).astype(np.float64)
+    other = fc.kind == arg_fields.OTHER  # a list or an object counts its items (ArgLength)
+    if other.any():
+        texts = fc.text.filter(pa.array(other)).to_pylist()
+        chars[other] = [
+            fields.arg_length(json.loads(x)) if x and x[0] in "[{" else len(x) for x in texts
+        ]
     return _keep_field(g, t, fc.spread(np.where(chars < 0, np.nan, chars), g.n, np.nan))
 
 

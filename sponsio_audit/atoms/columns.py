@@ -25,7 +25,7 @@ from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.online import Permissions
 from sponsio_audit.atoms.registry import TOOL
 from sponsio_audit.ltl.columnar.segments import Segments
-from sponsio_audit.regexes import compile_regex
+from sponsio_audit.regexes import compile_regex, is_backtracking, matches
 
 
 @dataclass(frozen=True)
@@ -241,19 +241,28 @@ class Columns:
         return self.cached(("distinct", name, rows_key), make)
 
     def search(self, name: str, regex: str, rows: np.ndarray, rows_key: Hashable) -> np.ndarray:
-        """RE2 search of ``regex`` in column ``name`` at ``rows`` (False elsewhere and at nulls).
+        """Search of ``regex`` in column ``name`` at ``rows`` (False elsewhere and at nulls)."""
+        return self.search3(name, regex, rows, rows_key)[0]
 
-        The regex runs once per distinct value.
+    def search3(
+        self, name: str, regex: str, rows: np.ndarray, rows_key: Hashable
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(match, ran out of time) of ``regex`` in column ``name`` at ``rows``.
+
+        The regex runs once per distinct value (RE2 in Arrow, or the backtracking
+        engine under its time limit, ``regex_hits``).
         """
         compile_regex(regex)  # a configuration error, reported the same way as online
 
-        def make() -> np.ndarray:
+        def make() -> tuple[np.ndarray, np.ndarray]:
             d = self.distinct(name, rows, rows_key)
             out = np.zeros(self.n, dtype=bool)
+            late = np.zeros(self.n, dtype=bool)
             if len(d.at):
-                hit = to_numpy(pc.match_substring_regex(d.values, regex), False)
+                hit, timeout = regex_hits(d.values, regex)
                 out[d.at] = hit[d.ids]
-            return out
+                late[d.at] = timeout[d.ids]
+            return out, late
 
         return self.cached(("re", name, regex, rows_key), make)
 
@@ -316,6 +325,25 @@ class Columns:
         values, valid = self.raw(name)
         null = np.zeros(len(at), dtype=bool) if valid is None else ~valid[at]
         return np.where(null, 0.0, values[at].astype(np.float64)), null
+
+
+def regex_hits(values: pa.Array, regex: str) -> tuple[np.ndarray, np.ndarray]:
+    """(match, ran out of time) of ``regex`` for each string of ``values`` (null: no match).
+
+    RE2 regexes run in Arrow; a backtracking one runs once per distinct value.
+    """
+    rx = compile_regex(regex)
+    n = len(values)
+    if not is_backtracking(rx):
+        return to_numpy(pc.match_substring_regex(values, regex), False).astype(bool), np.zeros(
+            n, dtype=bool
+        )
+    enc = pc.dictionary_encode(values)
+    got = [matches(rx, v) for v in enc.dictionary.to_pylist()]
+    hit_d = np.array([x is True for x in got] + [False], dtype=bool)
+    late_d = np.array([x is None for x in got] + [False], dtype=bool)
+    ids = to_numpy(pc.fill_null(enc.indices, len(got)), len(got)).astype(np.int64)
+    return hit_d[ids], late_d[ids]
 
 
 def bool_column(value: np.ndarray, unknown: np.ndarray | None = None) -> Column:

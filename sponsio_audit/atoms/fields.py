@@ -68,6 +68,14 @@ def text_form(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def arg_length(value: Any) -> int:
+    """``arg_length`` as Sponsio's ``ArgLength``: characters of a string, items of a list,
+    keys of an object, characters of the JSON text of any other value (SEMANTICS.md §5)."""
+    if isinstance(value, (str, list, dict)):
+        return len(value)
+    return len(text_form(value))
+
+
 def arg_text(value: Any) -> str:
     """A contract argument (``v`` of ``arg_eq``/``ctx``) in the same string form as a field."""
     if isinstance(value, str):

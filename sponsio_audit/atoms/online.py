@@ -43,7 +43,7 @@ from sponsio_audit.atoms.journal import Journal
 from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.regexes import compile_regex
+from sponsio_audit.regexes import compile_regex, matches
 
 Value = Union[bool, int, float, None]
 """An atom's value at one position; None is unknown."""
@@ -160,7 +160,7 @@ class Grounder(Journal):
 
         return fn
 
-    def _on_args(self, t: Any, then: Callable[[_Ev], bool]) -> Eval:
+    def _on_args(self, t: Any, then: Callable[[_Ev], bool | None]) -> Eval:
         """A bool atom at calls of t that is unknown when the args are missing."""
         key = fields.tool_key(str(t))
 
@@ -177,14 +177,14 @@ class Grounder(Journal):
 
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
-        return self._on_args(t, lambda ev: rx.search(ev.text) is not None)
+        return self._on_args(t, lambda ev: matches(rx, ev.text))
 
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
 
-        def then(ev: _Ev) -> bool:
+        def then(ev: _Ev) -> bool | None:
             v = fields.field_value(ev.e.args, str(f))
-            return v is not fields.MISSING and rx.search(fields.text_form(v)) is not None
+            return False if v is fields.MISSING else matches(rx, fields.text_form(v))
 
         return self._on_args(t, then)
 
@@ -211,7 +211,7 @@ class Grounder(Journal):
             if not ev.calls(key):
                 return False
             c = ev.e.content
-            return None if c is None else rx.search(c) is not None
+            return None if c is None else matches(rx, c)
 
         return fn
 
@@ -243,7 +243,7 @@ class Grounder(Journal):
             if ev.e.type != kind:
                 return False
             text = getattr(ev.e, attr)
-            return None if text is None else rx.search(text) is not None
+            return None if text is None else matches(rx, text)
 
         return fn
 
@@ -307,9 +307,10 @@ class Grounder(Journal):
             elif ev.calls(key):
                 old = self._get(atom, 0)
                 if old is not None:
-                    if ev.e.args is None:
+                    hit = None if ev.e.args is None else matches(rx, ev.text)
+                    if hit is None:  # args missing or the regex ran out of time
                         self._set(atom, None)
-                    elif rx.search(ev.text) is not None:
+                    elif hit:
                         self._set(atom, old + 1)
             return self._get(atom, 0)
 
@@ -327,12 +328,12 @@ class Grounder(Journal):
         return self._keep_last(atom, lambda ev: ev.nameless or ev.calls(key), value)
 
     def _b_arg_length(self, atom: Atom, t: str, f: str) -> Eval:
-        return self._field_atom(atom, t, f, lambda v: len(fields.text_form(v)))
+        return self._field_atom(atom, t, f, fields.arg_length)
 
     def _b_arg_numeric(self, atom: Atom, t: str, f: str) -> Eval:
         return self._field_atom(atom, t, f, fields.numeric)
 
-    def _ctx_atom(self, k: str, test: Callable[[str], bool]) -> Eval:
+    def _ctx_atom(self, k: str, test: Callable[[str], bool | None]) -> Eval:
         self._ctx = True
 
         def fn(ev: _Ev) -> Value:
@@ -347,7 +348,7 @@ class Grounder(Journal):
 
     def _b_ctx_matches(self, atom: Atom, k: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
-        return self._ctx_atom(str(k), lambda cur: rx.search(cur) is not None)
+        return self._ctx_atom(str(k), lambda cur: matches(rx, cur))
 
     def _b_delegation_depth(self, atom: Atom) -> Eval:
         self._depth = True

@@ -19,7 +19,7 @@ from sponsio_audit.atoms import fields, scans
 from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column
 from sponsio_audit.atoms.journal import Journal
 from sponsio_audit.event import Event
-from sponsio_audit.regexes import compile_regex
+from sponsio_audit.regexes import compile_regex, matches
 
 
 def _events(g: Columns, at: np.ndarray) -> list[Event]:
@@ -53,15 +53,22 @@ def _flow(g: Columns, src: Any, dst: Any) -> Column:
     return bool_column(*scans.keep_last(rows, value > 0, np.zeros(g.n, bool), g.start))
 
 
-def _ctx_atom(g: Columns, k: Any, test: Callable[[str], bool]) -> Column:
-    """Keep-last of the latest context_update that set top-level key k."""
+def _ctx_atom(g: Columns, k: Any, test: Callable[[str], bool | None]) -> Column:
+    """Keep-last of the latest context_update that set top-level key k (``test`` None:
+    unknown, a regex that ran out of time)."""
     key = str(k)
     updates = g.is_type("context_update")
     sets = g.per_args(updates, "context_update", lambda a: isinstance(a, dict) and key in a, bool)
-    hit = g.per_args(
-        updates, "context_update", lambda a: key in a and test(fields.text_form(a[key])), bool
-    )
-    return bool_column(*scans.keep_last(sets, hit, np.zeros(g.n, bool), g.start, False, True))
+
+    def code(a: Any) -> int:  # 0 no, 1 yes, 2 unknown; the test runs once per distinct args
+        if key not in a:
+            return 0
+        got = test(fields.text_form(a[key]))
+        return 2 if got is None else int(got)
+
+    codes = g.per_args(updates, "context_update", code, np.int8)
+    hit, late = codes == 1, codes == 2
+    return bool_column(*scans.keep_last(sets, hit, late, g.start, False, True))
 
 
 def _ctx(g: Columns, k: Any, v: Any) -> Column:
@@ -71,7 +78,7 @@ def _ctx(g: Columns, k: Any, v: Any) -> Column:
 
 def _ctx_matches(g: Columns, k: Any, regex: Any) -> Column:
     rx = compile_regex(str(regex))
-    return _ctx_atom(g, k, lambda cur: rx.search(cur) is not None)
+    return _ctx_atom(g, k, lambda cur: matches(rx, cur))
 
 
 def _delegation_depth(g: Columns) -> Column:

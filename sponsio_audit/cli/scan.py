@@ -150,6 +150,14 @@ def scan(
         bool,
         typer.Option("--show-config", help="Print the contract files and packs in force; exit."),
     ] = False,
+    regex_timeout_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--regex-timeout-ms",
+            min=0.001,
+            help="Time limit of one lookaround-regex search (unknown when it runs out).",
+        ),
+    ] = None,
 ) -> None:
     """Audit traces against contracts and report which trace broke which rule.
 
@@ -167,7 +175,7 @@ def scan(
         fmt=fmt.value if fmt else None, output=output or [], parquet=parquet,
         fail_on=fail_on.value, baseline=baseline, write_baseline=write_baseline,
         group_by=group_by.value, agent=agent, jobs=jobs, strict=strict, allow_empty=allow_empty,
-        limit=limit, quiet=quiet, silent=silent,
+        limit=limit, quiet=quiet, silent=silent, regex_timeout_ms=regex_timeout_ms,
     )  # fmt: skip
     with guarded(db):
         code = _scan(opts)
@@ -197,6 +205,7 @@ class ScanRun:
     limit: int
     quiet: bool
     silent: bool
+    regex_timeout_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +271,7 @@ def _run(
             result = audit(
                 [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by, agent=o.agent,
                 jobs=o.jobs, progress=stage, on_file=tick, sources=src.items,
+                regex_timeout_ms=o.regex_timeout_ms,
             )  # fmt: skip
             store = result.store
             stage("rendering")

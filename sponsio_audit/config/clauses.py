@@ -2,8 +2,9 @@
 
 ``ltl:`` formulas are checked against the atom registry (known name, number
 of arguments, bool atoms as formulas and int atoms in comparisons, regexes
-RE2-compiled). A regex that fails only because of PCRE lookaround, and an
-LLM-judge name, give a skipped clause instead of an error.
+compiled by the regex policy: RE2, or the backtracking engine for lookaround
+and backreferences). An LLM-judge name gives a skipped clause instead of an
+error; a regex neither engine compiles is an error.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from sponsio_audit.ltl.contract import Clause
 from sponsio_audit.ltl.parse import ParseError, parse
 from sponsio_audit.ltl.patterns import (
     JUDGE_SKIP,
-    LOOKAROUND_SKIP,
     PatternArgError,
     RegexError,
     compile_regex,
@@ -88,11 +88,8 @@ def check_formula(f: Formula) -> tuple[Formula, list[str], str | None]:
                 continue
             try:
                 compile_regex(rx)
-            except RegexError as e:
-                if e.lookaround:
-                    skip = skip or LOOKAROUND_SKIP
-                else:
-                    errors.append(f"atom {a.name}: {e}")
+            except RegexError as e:  # neither RE2 nor the backtracking engine compiles it
+                errors.append(f"atom {a.name}: {e}")
     for g in subformulas(f):
         if isinstance(g, Atom):
             spec = atoms.lookup(g.name)

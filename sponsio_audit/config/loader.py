@@ -27,14 +27,15 @@ from sponsio_audit.config.documents import (
     resolve_include,
     substitute_agent,
 )
+from sponsio_audit.config.rewrites import Rewrite, agent_rewrite
 from sponsio_audit.ltl.contract import Clause, Contract, Strategy, derive_id
 from sponsio_audit.ltl.patterns import build, lookup
 from sponsio_audit.vocab import SEVERITIES, STRATEGIES, assumption_skipped
 
-TOP_KEYS = {"version", "agents"}
+TOP_KEYS = {"version", "agents", "regex_timeout_ms"}
 TOP_IGNORED = {"defaults", "runtime", "tool_policy", "performance", "extractor", "judge", "tools"}
-AGENT_KEYS = {"contracts", "include", "permissions"}
-AGENT_IGNORED = {"workspace", "tool_rename", "customized"}
+AGENT_KEYS = {"contracts", "include", "permissions", "workspace", "tool_rename"}
+AGENT_IGNORED = {"customized"}
 CONTRACT_KEYS = {"id", "desc", "G", "guarantee", "A", "assumption", "activate_at", "severity"}
 CONTRACT_KEYS |= {"strategy", "safe_tool", "source"}
 CONTRACT_IGNORED = {"alpha", "beta", "risk_profile", "costs"}
@@ -58,6 +59,7 @@ class Config:
     ignored: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    regex_timeout_ms: float | None = None  # per-search limit of lookaround regexes (None: default)
 
     def contract(self, contract_id: str) -> Contract | None:
         """The contract with this id, or None."""
@@ -71,6 +73,7 @@ class _Loader:
         self.config = Config()
         self.issues: list[ConfigIssue] = []
         self.seen_ids: dict[str, str] = {}
+        self.rewrites: dict[str, Rewrite] = {}  # agent id -> its workspace and tool renames
         self.stack: list[Path] = []
 
     # -- files -------------------------------------------------------------
@@ -121,6 +124,12 @@ class _Loader:
         self.keys(doc, data, (), TOP_KEYS, TOP_IGNORED, "top-level")
         if "version" in data and str(data["version"]) != "1":
             doc.err(("version",), f"expected version 1, got {data['version']!r}")
+        if "regex_timeout_ms" in data:
+            ms = data["regex_timeout_ms"]
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+                doc.err(("regex_timeout_ms",), f"expected a number of milliseconds > 0, got {ms!r}")
+            else:
+                self.config.regex_timeout_ms = float(ms)
         if isinstance(data.get("tool_policy"), dict):
             self.tool_policy(doc, data["tool_policy"], agent or "*")
         agents = data.get("agents")
@@ -155,6 +164,8 @@ class _Loader:
             doc.err(path, "expected a mapping with contracts, include, permissions")
             return
         self.keys(doc, body, path, AGENT_KEYS, AGENT_IGNORED, "agent")
+        if not from_pack:
+            self.rewrites[aid] = agent_rewrite(doc, aid, body, path)
         perms = self.strings(doc, body.get("permissions"), (*path, "permissions"), "permission")
         includes = self.strings(doc, body.get("include"), (*path, "include"), "pack name")
         old = self.config.agents.get(aid, AgentConfig(aid))
@@ -192,6 +203,9 @@ class _Loader:
             doc.err(path, "expected a mapping with G (or guarantee), optional A, desc, …")
             return
         n_issues = len(self.issues)
+        rw = self.rewrites.get(agent)
+        if rw is not None:
+            data = rw.contract(doc, data, path, from_pack)
         self.keys(doc, data, path, CONTRACT_KEYS, CONTRACT_IGNORED, "contract")
         for a, b in (("G", "guarantee"), ("A", "assumption")):
             if a in data and b in data:
@@ -221,6 +235,10 @@ class _Loader:
         if cid is None:
             content = json.dumps([doc.label if from_pack else "", data], sort_keys=True)
             cid = derive_id(agent, content)
+            n = 2
+            base = cid
+            while cid in self.seen_ids:  # identical contracts: distinct ids, as Sponsio allows
+                cid, n = f"{base}-{n}", n + 1
         elif from_pack and agent != "*":
             cid = f"{agent}.{cid}"
         self.add(

@@ -30,7 +30,7 @@ from sponsio_audit.atoms.registry import ATOMS, TOOL, AtomSpec, Rules, canonical
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.regexes import compile_regex, is_literal
+from sponsio_audit.regexes import compile_regex, is_backtracking, is_literal, matches
 
 _U: Any = object()  # the args text is not built yet
 Key = tuple[bool, str]  # fields.tool_key
@@ -123,6 +123,8 @@ class Grounding:
             if end:
                 return f"{subject}.endswith({body!r})"
             return f"{body!r} in {subject}"
+        if is_backtracking(rx):  # None (unknown) when it runs out of time
+            return f"{self.c.const(matches)}({self.c.const(rx)}, {subject})"
         return f"{self.c.const(rx)}.search({subject}) is not None"
 
     def _text_line(self, pad: str) -> str:
@@ -180,7 +182,9 @@ class Grounding:
         add(f"    if args is None: {g} = s[{slot}] = None")
         add("    else:")
         add(self._text_line("        "))
-        add(f"        if {self._search(a.args[1], 'text')}: {g} = s[{slot}] = {g} + 1")
+        add(f"        hit{slot} = {self._search(a.args[1], 'text')}")
+        add(f"        if hit{slot} is None: {g} = s[{slot}] = None")  # the regex ran out of time
+        add(f"        elif hit{slot}: {g} = s[{slot}] = {g} + 1")
 
     def _field_state(self, a: Atom, g: str, k: str, slot: int, conv: str) -> None:
         pad = "" if k == "True" else "    "
@@ -193,7 +197,7 @@ class Grounding:
         add(f"{g} = s[{slot}]")
 
     def _e_arg_length(self, a: Atom, g: str, k: str, slot: int) -> None:
-        self._field_state(a, g, k, slot, "len(_text_form(fv))")
+        self._field_state(a, g, k, slot, f"{self.c.const(fields.arg_length)}(fv)")
 
     def _e_arg_numeric(self, a: Atom, g: str, k: str, slot: int) -> None:
         self._field_state(a, g, k, slot, "_numeric(fv)")

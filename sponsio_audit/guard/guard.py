@@ -32,6 +32,7 @@ an exporter is configured, to OTLP.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -84,6 +85,7 @@ class Guard:
         self.escalate = escalate
         self.tools = dict(tools or {})
         self.conversation_id = conversation_id
+        self.trace_id = os.urandom(16)  # every span this session exports shares it
         self.skipped: list[tuple[str, str]] = []
         applicable: list[Contract] = []
         for c in loaded:
@@ -331,7 +333,9 @@ class Guard:
                         d, self._texts, tool=last.tool, conversation_id=self.conversation_id
                     )
                 if self.exporter is not None:
-                    self.exporter.export(sp.Turn(d, self.agent_id, event_type="session_end"))
+                    self.exporter.export(
+                        sp.Turn(d, self.agent_id, event_type="session_end", trace_id=self.trace_id)
+                    )
             if self.exporter is not None:
                 self.exporter.flush()
             if self._log is not None:
@@ -388,7 +392,9 @@ class Guard:
 
     def _turn(self, d: Decision, only: Sequence[str] | None, raw: Any) -> sp.Turn:
         checks = contract_checks(self.contracts, self._texts, d, only)
-        return sp.Turn(d, self.agent_id, checks, self.conversation_id, raw_args=raw)
+        return sp.Turn(
+            d, self.agent_id, checks, self.conversation_id, raw_args=raw, trace_id=self.trace_id
+        )
 
     def guarded(self, fn: Any = None, **kw: Any) -> Any:
         """Decorator: guard every call of a sync or async tool function (``wrap.guarded``)."""

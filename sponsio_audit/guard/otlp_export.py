@@ -9,7 +9,9 @@
 exponential backoff (``max_retries`` times, honouring ``Retry-After`` up to
 ``max_backoff``); a batch that still fails is counted in ``failed``.
 ``flush()`` waits for the queue to drain; each exporter registers its own
-``atexit`` flush-and-stop, removed again by ``shutdown()``.
+``atexit`` flush-and-stop, removed again by ``shutdown()``. Every check of
+one ``Guard`` session carries that session's trace id (``Turn.trace_id``), so
+an export reads back as one trace per session (SEMANTICS.md §4.2).
 
 Configuration from the environment (``from_env``): ``OTEL_EXPORTER_OTLP_ENDPOINT``
 (base URL; ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is used as the full URL),

@@ -24,12 +24,15 @@ Contracts follow §4.2:
   guarantees are no longer checked (the audit reports only the assumption).
   Online the guard cannot know that an assumption will fail later, so it
   enforces the guarantees while the assumption's prefix is not bad.
-- ``first_match``: each assumption must be future-free (a state predicate
-  such as ``called(x)`` or ``O perm(p)``); the contract activates at the
-  first event where every assumption has been true at some event so far
-  (k*), and its guarantees are monitored from that event on as a trace of
-  their own. Contracts with a future-time first_match assumption are not
-  guarded (``Guard.skipped`` says why): the guard cannot look ahead.
+- ``first_match``: each assumption is φ or ``F φ`` with φ future-free (a
+  state predicate such as ``called(x)`` or ``O perm(p)``); the contract
+  activates at the first event where every φ has been true at some event so
+  far (k*). Its guarantees are evaluated at k* on the whole view, as the
+  audit does (``contract.at_activation``, with ``START`` true at the event of
+  k*): they are stepped from the first event on, so past operators see the
+  events before k*, and nothing can fire before k*. Contracts whose
+  activating φ uses future operators are not guarded (``Guard.skipped`` says
+  why): the guard cannot look ahead.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from typing import Any
 from sponsio_audit.guard.bank import Bank, fusable, is_safety
 from sponsio_audit.guard.past import PastFormula
 from sponsio_audit.ltl.ast import Formula, is_future_free
-from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.ltl.contract import START, Contract, at_activation, trigger
 from sponsio_audit.ltl.monitor import Monitor
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.ltl.reference import Check
@@ -60,9 +63,10 @@ class ClauseRun:
         kind: str,
         index: Mapping[Any, int],
         kinds: Mapping[Any, str] | None = None,
+        text: str | None = None,
     ) -> None:
         self.formula = formula
-        self.text = show(formula)
+        self.text = show(formula) if text is None else text  # the clause as written
         self.kind = kind
         self.bank: Bank | None = None
         self.mon: Monitor | None = None
@@ -120,7 +124,7 @@ def unsupported(contract: Contract) -> str | None:
         return "no guarantee can be evaluated (LLM-judge constraints only)"
     if contract.activate_at == "first_match":
         for a in contract.assumptions:
-            if a.skipped is None and not is_future_free(a.formula):
+            if a.skipped is None and not is_future_free(trigger(a.formula)):
                 return "first_match assumption uses future operators: the guard cannot look ahead"
     return None
 
@@ -141,7 +145,9 @@ class ContractRun:
         assumptions = [a for a in contract.assumptions if a.skipped is None]
         self.first_match = contract.activate_at == "first_match"
         self.activators = (
-            [PastFormula(a.formula, index, kinds) for a in assumptions] if self.first_match else []
+            [PastFormula(trigger(a.formula), index, kinds) for a in assumptions]
+            if self.first_match
+            else []
         )
         self.seen = [False] * len(self.activators)
         self.active = not self.activators
@@ -149,17 +155,22 @@ class ContractRun:
         conj = None if self.first_match else contract.assumption()
         self.assumption = ClauseRun(conj, ASSUMPTION, index, kinds) if conj is not None else None
         self.assumption_failed = False
-        self.guarantees = self._fresh_guarantees() if self.active else []
+        if self.first_match:  # evaluated at k* on the whole view, START one slot past the atoms
+            self.g_index: Mapping[Any, int] = {**index, START: len(index)}
+            self.g_formulas = [at_activation(g.formula) for g in self.guarantee_clauses]
+        else:
+            self.g_index, self.g_formulas = index, [g.formula for g in self.guarantee_clauses]
+        self.guarantees = self._fresh_guarantees()
         self._undo: tuple[Any, ...] | None = None
         self._stepped: list[ClauseRun] = []
-        self.needs_mapping = not all(fusable(g.formula) for g in self.guarantee_clauses) or (
+        self.needs_mapping = not all(fusable(f) for f in self.g_formulas) or (
             conj is not None and not fusable(conj)
         )
 
     def _fresh_guarantees(self) -> list[ClauseRun]:
         return [
-            ClauseRun(g.formula, "guarantee", self.index, self.kinds)
-            for g in self.guarantee_clauses
+            ClauseRun(f, "guarantee", self.g_index, self.kinds, g.text)
+            for f, g in zip(self.g_formulas, self.guarantee_clauses, strict=True)
         ]
 
     def step(
@@ -169,16 +180,18 @@ class ContractRun:
         stepped: list[ClauseRun] = []
         self._stepped = stepped
         self._undo = (self.active, self.offset, self.guarantees, self.assumption_failed, None)
-        if not self.active:
-            saved = [p.state.copy() for p in self.activators]
-            self._undo = (*self._undo[:4], (saved, self.seen.copy()))
-            for i, p in enumerate(self.activators):
-                if p.step(values) is True:
-                    self.seen[i] = True
-            if not all(self.seen):
-                return []
-            self.active, self.offset = True, position
-            self.guarantees = self._fresh_guarantees()
+        if self.first_match:
+            start = False
+            if not self.active:
+                saved = [p.state.copy() for p in self.activators]
+                self._undo = (*self._undo[:4], (saved, self.seen.copy()))
+                for i, p in enumerate(self.activators):
+                    if p.step(values) is True:
+                        self.seen[i] = True
+                start = self.active = all(self.seen)
+            values = (*values, start)
+            if valuation is not None:
+                valuation = {**valuation, START: start}
         fired: list[ClauseRun] = []
         if self.assumption is not None:
             stepped.append(self.assumption)
@@ -189,7 +202,7 @@ class ContractRun:
                 return fired
         for g in self.guarantees:
             stepped.append(g)
-            if g.step(valuation, values):
+            if g.step(valuation, values) and self.active:
                 fired.append(g)
         return fired
 

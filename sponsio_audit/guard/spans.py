@@ -58,6 +58,7 @@ class Turn:
     conversation_id: str | None = None
     event_type: str = "tool_call"
     raw_args: Any = None  # the unredacted args, for exporters that opt out of redaction
+    trace_id: bytes = b""  # the Guard session's trace id (16 bytes); a fresh one when empty
 
 
 @dataclass
@@ -82,7 +83,7 @@ def _severity(s: str) -> str:
 def build(turn: Turn, *, redact_args: bool = True, truncate_args: bool = True) -> list[Span]:
     """The span tree of ``turn``, root first (module doc)."""
     d = turn.decision
-    trace_id = os.urandom(16)
+    trace_id = turn.trace_id or os.urandom(16)
     start, end = d.start_ns, max(d.end_ns, d.start_ns)
     root_id = os.urandom(8)
     n_viol = len(d.violations)

@@ -290,6 +290,8 @@ def _sponsio(name: str, attrs: dict[str, Any], c: str | None) -> tuple | None:
     agent = as_text(attrs.get("sponsio.agent_id"))
     if name == "sponsio.agent_turn":
         et = as_text(attrs.get("sponsio.event.type"))
+        if attrs.get("sponsio.outcome.blocked") is True and et in (None, "tool_call"):
+            et = "tool_attempt"  # the guard stopped it: it never ran (SEMANTICS §4.2)
         return (  # FACT_FIELDS order
             "turn", "sponsio", agent, True, as_text(attrs.get("sponsio.event.tool")),
             _args_text(attrs.get("sponsio.event.tool_args")), None, None, None, None, None,

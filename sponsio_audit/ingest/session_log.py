@@ -7,6 +7,10 @@ Lines are grouped by (ts, action) into one event (a tool_call unless
 ``event_type`` names another event type); args are taken from the first line of
 the group that records them, None when none does. Every line is also a row of
 ``decisions``. A file is one trace.
+
+A call that the guard blocked or redirected (some line of its group has that
+``result``) never ran: it is a ``tool_attempt`` event (SEMANTICS.md §4.2).
+``result`` may also be Sponsio's own object form ``{"action": …, "message": …}``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sponsio_audit.event import EVENT_TYPES, Event
+from sponsio_audit.event import ATTEMPT_RESULTS, EVENT_TYPES, Event
 from sponsio_audit.ingest.parsed import Parsed, ts_ns
 from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.values import as_args, as_text, cap
@@ -50,6 +54,13 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
             }
         if g["args"] is None and obj.get("args") is not None:
             g["args"] = as_args(cap(obj.get("args")))
+        raw, message = obj.get("result"), obj.get("message")
+        if isinstance(raw, dict):  # Sponsio's own log: {"action": ..., "message": ...}
+            message = message if message is not None else raw.get("message")
+            raw = raw.get("action")
+        result = as_text(cap(raw))
+        if result in ATTEMPT_RESULTS and g["type"] == "tool_call":
+            g["type"] = "tool_attempt"
         contract = obj.get("contract_id", obj.get("constraint"))
         out.decisions.append(
             (
@@ -60,8 +71,8 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
                 agent,
                 action,
                 as_text(cap(contract)),
-                as_text(cap(obj.get("result"))),
-                as_text(cap(obj.get("message"))),
+                result,
+                as_text(cap(message)),
             )
         )
     out.traces.append(

@@ -6,12 +6,16 @@ one grounded view of a trace into one ``Verdict`` per guarantee; it takes
 the formula checker as a parameter so that the reference evaluator and the
 monitor give verdicts through the same code.
 
-``activate_at: first_match``: each assumption A is read as a state
-predicate; its first position is the first i with σ, i ⊨ A. The
-guarantees are checked on the suffix that starts at k* (the latest of
-those first positions), as a trace of its own: events before activation
-do not count, for past operators either. Positions in verdicts are
-positions in the view (suffix positions shifted back by k*).
+``activate_at: first_match`` (as Sponsio's runtime does it): each
+assumption is φ or ``F φ``; its activation point is the first position
+where φ holds (for ``F φ`` the first φ, not 0). k* is the latest of them.
+Each guarantee is evaluated at position k* of the whole view: past
+operators and counters see the events before k*, only the obligation
+starts there. ``at_activation`` rewrites a guarantee g into a formula that
+holds at 0 exactly when g holds at k*, given the internal atom ``START``
+true at k* only (``G ψ`` becomes ``G(O START → ψ)``, which keeps every
+offending event at or after k*; anything else ``F(START ∧ g)``), so every
+evaluator runs it unchanged on the whole view.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sponsio_audit.ltl import reference
-from sponsio_audit.ltl.ast import And, Formula, atoms
+from sponsio_audit.ltl.ast import Always, And, Atom, Eventually, Formula, Implies, Once, atoms
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.vocab import (
     ASSUMPTION,
@@ -132,6 +136,25 @@ class Verdict:
 Checker = Callable[[Formula, reference.Trace], reference.Check]
 
 
+START = Atom("__activation__")
+"""Internal atom of first_match evaluation: true at k* only (module doc)."""
+
+
+def trigger(assumption: Formula) -> Formula:
+    """What activates a first_match assumption: φ for ``F φ``, else the assumption itself."""
+    return assumption.arg if isinstance(assumption, Eventually) else assumption
+
+
+def at_activation(g: Formula) -> Formula:
+    """A formula true at 0 iff ``g`` is true at k*, where ``START`` holds at k* only."""
+    match g:
+        case Always(psi):
+            return Always(Implies(Once(START), psi))
+        case And(left, right):
+            return And(at_activation(left), at_activation(right))
+    return Eventually(And(START, g))
+
+
 def activation(contract: Contract, trace: reference.Trace) -> int | None:
     """k* for ``first_match`` (None when some assumption never holds), 0 for global."""
     if contract.activate_at != "first_match":
@@ -140,7 +163,7 @@ def activation(contract: Contract, trace: reference.Trace) -> int | None:
     for c in contract.assumptions:
         if c.skipped is not None:
             continue
-        vals = reference.values(c.formula, trace)
+        vals = reference.values(trigger(c.formula), trace)
         first = next((i for i, v in enumerate(vals) if v is True), None)
         if first is None:
             return None
@@ -196,12 +219,15 @@ def judge(
                 )
             if ca.value is None:
                 return each(UNVERIFIABLE, reason=ASSUMPTION_UNKNOWN)
-    suffix = trace[k:]
+    view = trace
+    if contract.activate_at == "first_match":
+        view = [{**v, START: i == k} for i, v in enumerate(trace)]
     for i, g in enumerate(gs):
         if g.skipped is not None:
             out.append(Verdict(i, g.text, SKIPPED, reason=g.skipped))
             continue
-        c = checker(g.formula, suffix).shifted(k)
+        f = at_activation(g.formula) if contract.activate_at == "first_match" else g.formula
+        c = checker(f, view)
         if c.value is True:
             out.append(Verdict(i, g.text, PASS))
         elif c.value is None:

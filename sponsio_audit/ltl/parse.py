@@ -288,7 +288,23 @@ def _number(s: str) -> int | float:
 
 
 def parse(text: str) -> Formula:
-    """Parse a formula; raise ``ParseError`` naming the column on bad input."""
+    """Parse a formula, infix or Sponsio's constructor form (``ltl.constructor``);
+    raise ``ParseError`` naming the column on bad input."""
+    from sponsio_audit.ltl import constructor  # it builds on this module's tokens
+
+    try:
+        f = _parse_infix(text)
+    except ParseError as infix_error:
+        try:
+            return constructor.parse_constructor(text)
+        except ParseError:
+            if constructor.looks_constructor(text):
+                raise
+            raise infix_error from None
+    return constructor.parse_constructor(text) if constructor.names_constructor(f) else f
+
+
+def _parse_infix(text: str) -> Formula:
     p = _Parser(text)
     if p.tok.kind == "end":
         raise p.error("empty formula")

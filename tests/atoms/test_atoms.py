@@ -99,7 +99,8 @@ def test_arg_length_and_numeric_keep_last_value() -> None:
         call("t", {"f": [1, 2], "n": -2.5}),
         call("t", {"f": "", "n": "1e999"}),
     ]
-    assert values("arg_length(t, f)", trace) == [0, 5, 5, 3, U, U, U, 5, 0]
+    # [1, 2] has 2 items (Sponsio's ArgLength, SEMANTICS.md §5)
+    assert values("arg_length(t, f)", trace) == [0, 5, 5, 3, U, U, U, 2, 0]
     assert values("arg_numeric(t, n)", trace) == [0, 7.0, 7.0, U, U, U, U, -2.5, U]
 
 
@@ -259,9 +260,17 @@ def test_count_with_unknown_after_missing_args() -> None:
 
 def test_bad_regex_is_a_configuration_error() -> None:
     with pytest.raises(ValueError, match="RE2"):
-        Grounder([Atom("arg_has", ("t", "(?<=a)b"))])
+        Grounder([Atom("arg_has", ("t", "(?<=a)(b"))])
     with pytest.raises(ValueError, match="RE2"):
-        values("arg_has(t, (?<=a)b)", [call("t", {})])
+        values("arg_has(t, 'a(')", [call("t", {})])
+
+
+def test_lookaround_regex_is_evaluated() -> None:
+    """SEMANTICS.md §5: lookaround runs on the backtracking engine."""
+    trace = [call("t", {"c": "rm -rf x"}), call("t", {"c": "arm"}), call("t", None)]
+    rm = Atom("arg_field_has", ("t", "c", r"(?<!\S)rm(?!\S)"))
+    assert values_of(rm, trace) == [True, False, U]
+    assert values_of(Atom("arg_has", ("t", r"(r)m\1?")), trace) == [True, True, U]
 
 
 # ---------------------------------------------------------------- the grounder
@@ -307,3 +316,19 @@ def test_helpers() -> None:
     assert normalise_tool("mcp__fin__") == "mcp__fin__"  # no tool after the server
     assert normalise_tool("Bash") == "bash"
     assert normalise_tool(None) is None
+
+
+def test_arg_length_is_sponsios_arg_length() -> None:
+    """SEMANTICS.md §5: characters of a string, items of a list, keys of an object,
+    characters of the JSON text of any other value; unknown without the field."""
+    trace = [
+        call("t", {"f": "abc"}),
+        call("t", {"f": [1, 2, 3, 4]}),
+        call("t", {"f": {"a": 1}}),
+        call("t", {"f": 12345}),
+        call("t", {"f": None}),
+        call("t", {"f": True}),
+        call("t", {"f": []}),
+    ]
+    assert values_of(Atom("arg_length", ("t", "f")), trace) == [3, 4, 1, 5, 4, 4, 0]
+    assert values_of(Atom("arg_length", ("t", "f")), [call("t", {})]) == [U]

@@ -29,7 +29,8 @@ def test_validate_ok_exits_0_with_a_summary() -> None:
 def test_validate_packs_lists_skipped_and_ignored() -> None:
     code, out, _ = run("validate", *map(str, sorted(SPONSIO_PACKS_DIR.glob("*.yaml"))))
     assert code == 0
-    assert "needs an LLM judge" in out and "regex uses lookaround" in out
+    # lookaround regexes are evaluated (SEMANTICS.md §5): only LLM-judge clauses are skipped
+    assert "needs an LLM judge" in out and "regex uses lookaround" not in out
     assert "beta (13×)" in out and "tools (10×)" in out
 
 

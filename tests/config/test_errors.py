@@ -120,7 +120,7 @@ def test_ignored_keys_are_accepted_and_listed_once(tmp_path: Path) -> None:
     keys = [e.split(": ", 1)[1] for e in cfg.ignored]
     assert keys == [
         "defaults", "runtime", "performance", "extractor", "judge", "tools", "tool_policy",
-        "agents.bot.workspace", "agents.bot.tool_rename", "agents.bot.customized",
+        "agents.bot.customized",  # workspace and tool_rename are honoured (test_rewrites.py)
         "agents.bot.contracts[0].alpha", "agents.bot.contracts[0].beta",
         "agents.bot.contracts[0].risk_profile", "agents.bot.contracts[0].costs",
         "agents.bot.contracts[0].G.context_scope",

@@ -90,11 +90,31 @@ def test_observe_allows_and_says_what_it_would_do() -> None:
 def test_agent_and_view_filter_and_skips() -> None:
     other = contract("o", "G(!called(x))", agent="someone_else")
     llm = contract("l", "G(!llm_output_contains('x'))")
-    fm = contract("f", "G(!called(x))", assumptions=["F called(y)"], activate_at="first_match")
+    fm = contract(
+        "f", "G(!called(x))", assumptions=["F(called(y) & X called(z))"], activate_at="first_match"
+    )
     g = guard(other, llm, fm)
     assert g.contract_ids == ()
     assert [s[0] for s in g.skipped] == ["f"]
     assert g.guard_before("x", {}).action == "allowed"
+
+
+def test_first_match_as_the_audit_evaluates_it() -> None:
+    """SEMANTICS.md §4.2: ``F φ`` activates at the first φ, and the guarantee is evaluated at
+    k* on the whole view, so a past operator sees the events before k*."""
+    c = contract("f", "G(!called(x))", assumptions=["F called(y)"], activate_at="first_match")
+    g = guard(c)
+    assert g.contract_ids == ("f",)
+    assert g.guard_before("x", {}).allowed  # before the first y: not active
+    assert g.guard_before("y", {}).allowed
+    assert g.guard_before("x", {}).action == "blocked"
+    p = contract(
+        "p", "G(called(b) -> O called(a))", assumptions=["called(s)"], activate_at="first_match"
+    )
+    g = guard(p)
+    assert [g.guard_before(t, {}).action for t in ("a", "s", "b")] == ["allowed"] * 3
+    g = guard(p)
+    assert [g.guard_before(t, {}).action for t in ("s", "b")] == ["allowed", "blocked"]
 
 
 def test_first_match_activation_and_rollback() -> None:

@@ -113,7 +113,8 @@ def test_protobuf_tree_and_attributes(collector: Collector, tmp_path: Path) -> N
                 sc.SPAN_AGENT_TURN if s.name == sc.SPAN_CONTRACT_CHECK else sc.SPAN_CONTRACT_CHECK
             )
             assert parent.name == want
-    assert len({s.trace_id for s in roots}) == 3
+    # one Guard session, one trace id for every span it exports (SEMANTICS.md §4.2)
+    assert len({s.trace_id for s in spans}) == 1
     pay = next(s for s in roots if attrs(s.attributes)[sc.EVENT_TOOL] == "pay")
     a = attrs(pay.attributes)
     assert a[sc.OUTCOME_BLOCKED] is True and a[sc.OUTCOME_STATUS] == "violated"
@@ -123,7 +124,13 @@ def test_protobuf_tree_and_attributes(collector: Collector, tmp_path: Path) -> N
     assert args.endswith(" B truncated)") and len(args.encode()) < 4096 + 40
     ls = next(s for s in roots if attrs(s.attributes)[sc.EVENT_TOOL] == "ls")
     assert "AKIA" not in attrs(ls.attributes)[sc.EVENT_TOOL_ARGS]
-    kids = [s for s in spans if s.trace_id == pay.trace_id]
+
+    def root_of(s: Any) -> Any:
+        while s.parent_span_id:
+            s = by_id[s.parent_span_id]
+        return s
+
+    kids = [s for s in spans if root_of(s) is pay]
     names = sorted(s.name for s in kids)
     assert names.count(sc.SPAN_CONTRACT_CHECK) == 2 and names.count(sc.SPAN_GUARANTEE) == 2
     viol = next(s for s in kids if s.name == sc.SPAN_VIOLATION)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +93,17 @@ def test_enforce_round_trip_of_calls_let_through(tmp_path: Path) -> None:
     # the log keeps blocked attempts; the audit of the calls that ran is clean
     let_through = [e for e, d in zip(events, g.decisions, strict=True) if d.appended]
     assert len(let_through) == len(ran) and audit(CONTRACTS, let_through) == set()
+    # blocked calls read back as tool_attempt events, so the audit of the whole
+    # session log is the audit of what ran: clean (SEMANTICS.md §4.2, "Attempts")
+    assert [e.type for e in events] == [
+        "tool_call" if d.appended else "tool_attempt" for d in g.decisions
+    ]
+    assert audit(CONTRACTS, events) == set()
     # and the attempts the guard blocked are each a fresh violation of what ran before them
     for d in blocked:
         before = [
             e for e, x in zip(events, g.decisions, strict=True) if x.appended and x.seq < d.seq
         ]
-        attempt = events[d.seq]
+        attempt = replace(events[d.seq], type="tool_call")  # as if it had run
         got = {cid for cid, p in audit(CONTRACTS, [*before, attempt]) if p == len(before)}
         assert got == {v.contract_id for v in d.violations}

@@ -113,8 +113,12 @@ def expected_counts(decisions: list[Decision]) -> dict[str, dict[str, int]]:
 
 
 def expected_violations(decisions: list[Decision]) -> set[tuple[str, int, str | None]]:
-    """(contract id, call number, tool) of every call a contract fired on."""
-    return {(v.contract_id, d.seq, d.tool) for d in decisions for v in d.violations}
+    """(contract id, call number, tool) of every call that ran and that a contract fired on.
+
+    The calls the guard blocked or redirected never ran: the audit reads them as
+    attempts and does not re-flag them (SEMANTICS.md §4.2, "Attempts").
+    """
+    return {(v.contract_id, d.seq, d.tool) for d in decisions if d.appended for v in d.violations}
 
 
 def scan_json(tmp_path: Path, *args: str | Path) -> dict[str, Any]:
@@ -124,7 +128,9 @@ def scan_json(tmp_path: Path, *args: str | Path) -> dict[str, Any]:
     out = tmp_path / "report.json"
     argv = ["scan", *map(str, args), "--format", "json", "--output", str(out)]
     res = CliRunner().invoke(app, argv, catch_exceptions=False)
-    assert res.exit_code == 1, res.output  # a high-severity contract fired
+    # the only high-severity call (the unverified pay) was blocked: a guard that did
+    # its job does not turn the audit red
+    assert res.exit_code == 0, res.output
     doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     from importlib.resources import files
 
@@ -165,7 +171,7 @@ def test_session_log_scan_reads_decisions_back(
     # the re-evaluation names the same contracts at the same calls as the guard
     assert {v["trace_id"] for v in doc["violations"]} == {doc["violations"][0]["trace_id"]}
     assert reported_violations(doc) == expected_violations(decisions)
-    acted = {(v.contract_id, d.seq) for d in decisions for v in d.violations}
+    acted = {(v.contract_id, d.seq) for d in decisions if d.appended for v in d.violations}
     blamed = {(v["contract_id"], v["blamed"]["seq"]) for v in doc["violations"]}
     assert blamed <= acted and {cid for cid, _ in blamed} == {cid for cid, _ in acted}
 
@@ -202,6 +208,9 @@ def test_otlp_capture_scan_reads_verdicts_back(
         cid: blocked.get(cid, 0) for cid in IDS
     }
     assert got == want
+    # one Guard session exports one trace id: read back as one trace without a flag
+    assert {v["trace_id"] for v in doc["violations"]} == {doc["violations"][0]["trace_id"]}
+    assert reported_violations(doc) == expected_violations(decisions)
 
     # grouped by the guard's conversation id, the export is one trace: same violations
     doc = scan_json(

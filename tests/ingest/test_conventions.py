@@ -208,7 +208,7 @@ def test_sponsio_verdict_spans(ext: str) -> None:
     (e,) = events(store)
     check(
         e,
-        type="tool_call",
+        type="tool_attempt",  # sponsio.outcome.blocked: it never ran (SEMANTICS.md §4.2)
         tool="issue_refund",
         agent="support_bot",
         convention="sponsio",

@@ -122,7 +122,8 @@ def test_evaluate_contracts_table():
         (0, "m", 1, "skipped", None, None, [], "judge"),
         (1, "m", 0, "not_applicable", None, None, [], None),
         (1, "m", 1, "skipped", None, None, [], "judge"),
-        (2, "m", 0, "violated", "guarantee", 1, [1], None),  # approve came before k*
+        # approve came before k*: O sees it (SEMANTICS.md §4.2, evaluation at k*)
+        (2, "m", 0, "pass", None, None, [], None),
         (2, "m", 1, "skipped", None, None, [], "judge"),
     ]
 
@@ -137,11 +138,15 @@ def test_first_match_positions_are_in_the_view():
     )
     ev = [
         {S.A: a, S.B: b, S.C: cc, S.COUNT: 0}
-        for a, b, cc in [(True, False, False), (False, False, True), (False, True, False)]
+        for a, b, cc in [(False, False, False), (False, False, True), (False, True, False)]
     ]
     got = contract_verdicts(c, *table([ev]))
     assert got.verdicts(0) == judge(c, ev)
     assert got.verdicts(0)[0].blame == 2
+    ev[0][S.A] = True  # an a before k* is seen by O: evaluation at k* on the whole view
+    got = contract_verdicts(c, *table([ev]))
+    assert got.verdicts(0) == judge(c, ev)
+    assert got.verdicts(0)[0].verdict == "pass"
 
 
 def test_no_contracts_gives_an_empty_table():

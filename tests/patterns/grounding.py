@@ -15,12 +15,16 @@ import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import re2
-
 from sponsio_audit.ltl.ast import Atom, Formula, atoms
 from sponsio_audit.ltl.reference import Value
+from sponsio_audit.regexes import compile_regex
 
 Event = dict[str, Any]
+
+
+def _search(regex: str, text: str) -> bool:
+    """Search with the project's regex policy (RE2, or backtracking for lookaround)."""
+    return compile_regex(regex).search(text) is not None
 
 
 def _rand(a: Atom, seed: int, modulo: int) -> int:
@@ -56,10 +60,10 @@ def value(a: Atom, i: int, trace: Sequence[Event], perms: frozenset[str]) -> Val
     if name == "perm":
         return xs[0] in perms
     if name == "arg_field_has":
-        return tool == xs[0] and bool(re2.search(str(xs[2]), str(args.get(str(xs[1]), ""))))
+        return tool == xs[0] and bool(_search(str(xs[2]), str(args.get(str(xs[1]), ""))))
     if name == "arg_has":
         text = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
-        return tool == xs[0] and bool(re2.search(str(xs[1]), text))
+        return tool == xs[0] and bool(_search(str(xs[1]), text))
     if name == "arg_paths_within":
         return tool == xs[0] and _within(args, [str(p) for p in xs[1:]])
     if name == "arg_length":
@@ -71,12 +75,12 @@ def value(a: Atom, i: int, trace: Sequence[Event], perms: frozenset[str]) -> Val
             1
             for x in trace[: i + 1]
             if x.get("tool") == xs[0]
-            and re2.search(str(xs[1]), json.dumps(x.get("args") or {}, separators=(",", ":")))
+            and _search(str(xs[1]), json.dumps(x.get("args") or {}, separators=(",", ":")))
         )
     if name == "llm_output_contains" and "out" in e:
-        return bool(re2.search(str(xs[0]), e["out"]))
+        return bool(_search(str(xs[0]), e["out"]))
     if name == "llm_input_contains" and "inp" in e:
-        return bool(re2.search(str(xs[0]), e["inp"]))
+        return bool(_search(str(xs[0]), e["inp"]))
     if name == "token_count" and "tokens" in e:
         return sum(x.get("tokens", 0) for x in trace[: i + 1])
     if name == "latency_exceeds" and "ms" in e:

@@ -8,7 +8,6 @@ from sponsio_audit.ltl.contract import Strategy
 from sponsio_audit.ltl.parse import parse, show
 from sponsio_audit.ltl.patterns import (
     LIST_KINDS,
-    LOOKAROUND_SKIP,
     PatternArgError,
     RegexError,
     build,
@@ -16,6 +15,7 @@ from sponsio_audit.ltl.patterns import (
     lookup,
     registry,
 )
+from sponsio_audit.regexes import is_backtracking
 
 SPONSIO_NAMES = [
     "never_together", "irreversible_once", "audit_after", "dry_run_before_commit",
@@ -100,17 +100,19 @@ def test_bad_arguments_say_where(name: str, args: object, where: tuple[object, .
     assert text in e.value.message
 
 
-def test_lookaround_is_a_skip_other_regex_errors_are_errors() -> None:
+def test_lookaround_runs_on_the_backtracking_engine_other_regex_errors_are_errors() -> None:
+    """SEMANTICS.md §5: lookaround and backreferences run (backtracking engine, time limit)."""
     res = build("arg_blacklist", ["t", "f", [r"(?<!\S)rm"]])
-    assert res.skipped == LOOKAROUND_SKIP
+    assert res.skipped is None
     for rx in [r"(?=x)", r"(?!x)", r"(?<=x)", r"(?<!x)", r"(a)\1", r"(?P<n>a)(?P=n)"]:
-        with pytest.raises(RegexError) as e:
-            compile_regex(rx)
-        assert e.value.lookaround, rx
+        assert is_backtracking(compile_regex(rx)), rx
+    assert not is_backtracking(compile_regex(r"rm\s+-rf"))  # RE2 for everything it can run
     for rx in [r"a(", r"[z-a]", r"a{2,1001}", r"\Z"]:
         with pytest.raises(RegexError) as e:
             compile_regex(rx)
         assert not e.value.lookaround, rx
+    with pytest.raises(RegexError, match="the backtracking engine"):
+        compile_regex(r"(?<=x)(")  # neither engine compiles it
 
 
 def test_strategy_and_per_agent_metadata() -> None:
@@ -122,9 +124,10 @@ def test_strategy_and_per_agent_metadata() -> None:
     assert build("deadline", ["a", "b", 2]).liveness
 
 
-def test_shipped_lists_are_literal_and_compile() -> None:
+def test_shipped_lists_are_sponsios_and_compile() -> None:
     f = show(build("dangerous_bash_commands").formula)
-    assert r"rm -rf" in f and r":\\(\\)\\{ :\\|:& \\};:" in f
+    assert r"(?=\\s|$)" in f and '"> /app"' in f and "tee /app" in f  # Sponsio 0.2.0a21's
+    assert '"rm -rf"' in show(build("dangerous_bash_commands", [["rm -rf"]]).formula)
     sql = show(build("dangerous_sql_verbs").formula)
     assert r"(?i)\\bDROP\\b" in sql and "execute_sql" in sql
     pii = build("no_pii").formula

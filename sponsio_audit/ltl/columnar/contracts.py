@@ -8,13 +8,14 @@ and agent for ``per_agent`` contracts).
 runs many contracts and returns one Arrow table.
 
 first_match activation is vectorised too: k* per trace is the latest of
-the assumptions' first certainly-true rows, and the guarantees run on a
-second segment structure made of the suffixes from k* (re-segmenting is
-one row mask), their positions shifted back into the view.
+the assumptions' first certainly-true rows (of φ for ``F φ``), and each
+guarantee runs on the whole view as ``contract.at_activation`` rewrites it,
+with the ``START`` column true at the row of k* (SEMANTICS.md §4.2).
 """
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -34,9 +35,9 @@ from sponsio_audit.ltl.columnar.result import (
 )
 from sponsio_audit.ltl.columnar.segments import IntArray, Segments
 from sponsio_audit.ltl.columnar.table import results_table
-from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, TakenColumns
+from sponsio_audit.ltl.columnar.values import Col, ColumnLike, Evaluator
 from sponsio_audit.ltl.columnar.views import View, view_columns
-from sponsio_audit.ltl.contract import Checker, Contract
+from sponsio_audit.ltl.contract import START, Checker, Contract, at_activation, trigger
 from sponsio_audit.ltl.nnf import nnf
 
 # ---------------------------------------------------------------- verdicts
@@ -54,18 +55,17 @@ def activation(ev: Evaluator, contract: Contract) -> IntArray:
     k = np.zeros(ev.s.n_segments, dtype=np.int64)
     for c in contract.assumptions:
         if c.skipped is None:
-            first = first_true(ev.s, ev.values(nnf(c.formula)).lo)
+            first = first_true(ev.s, ev.values(nnf(trigger(c.formula))).lo)
             k = np.where((k < 0) | (first < 0), -1, np.maximum(k, first))
     return k
 
 
-def suffixes(ev: Evaluator, kstar: IntArray) -> Evaluator:
-    """An evaluator over each segment's rows from k* on (empty where k* is −1)."""
+def with_start(ev: Evaluator, kstar: IntArray) -> Evaluator:
+    """``ev`` plus the ``START`` column: true at each segment's row k* (none where −1)."""
     s = ev.s
-    k_row = kstar[s.seg]
-    rows = np.flatnonzero((k_row >= 0) & (s.pos >= k_row))
-    sub = Segments.from_lengths(np.where(kstar >= 0, s.lengths - kstar, 0))
-    return Evaluator(sub, TakenColumns(ev.columns, rows))
+    start = (kstar[s.seg] >= 0) & (s.pos == kstar[s.seg])
+    col = Col(start, np.zeros(s.n_rows, dtype=bool))
+    return Evaluator(s, ChainMap({START: col}, ev.columns))  # type: ignore[arg-type]
 
 
 class _Builder:
@@ -138,7 +138,8 @@ def judge_all(contract: Contract, ev: Evaluator, checker: Checker | None = None)
         out.verdict[:] = SKIPPED
         out.reason[:] = 1 + len(gs)
         return out.result(contract)
-    if contract.activate_at == "first_match":
+    first_match = contract.activate_at == "first_match"
+    if first_match:
         gev, shift, active = _first_match(out, ev, contract)
     else:
         gev, shift, active = (
@@ -151,7 +152,8 @@ def judge_all(contract: Contract, ev: Evaluator, checker: Checker | None = None)
             out.verdict[g] = SKIPPED
             out.reason[g] = 1 + g
             continue
-        ch = check_formula(gev, clause.formula, checker)
+        f = at_activation(clause.formula) if first_match else clause.formula
+        ch = check_formula(gev, f, checker)
         out.verdict[g, active & (ch.value == -1)] = UNVERIFIABLE
         out.violated(g, ch, active & (ch.value == 0), ch.kind.astype(np.int64), shift)
     return out.result(contract)
@@ -161,13 +163,11 @@ def _first_match(
     out: _Builder, ev: Evaluator, contract: Contract
 ) -> tuple[Evaluator, IntArray, npt.NDArray[np.bool_]]:
     """first_match: not_applicable where an assumption never holds; else the evaluator
-    over the suffixes from k*, the shift back to view positions, and the active traces."""
+    with the ``START`` column, no shift (positions are view positions), the active traces."""
     kstar = activation(ev, contract)
     active = kstar >= 0
     out.verdict[:, ~active] = NOT_APPLICABLE
-    if not bool((kstar > 0).any()):
-        return ev, np.zeros(ev.s.n_segments, np.int64), active
-    return suffixes(ev, kstar), np.maximum(kstar, 0), active
+    return with_start(ev, kstar), np.zeros(ev.s.n_segments, np.int64), active
 
 
 def _assume(

@@ -1,9 +1,9 @@
 """Typed pattern parameters and the binding of YAML-style arguments to them.
 
 ``bind`` accepts a positional list, a mapping by parameter name or one
-scalar, checks each value against its parameter's kind (RE2 for regexes)
-and collects the skip reasons it meets (a regex with PCRE lookaround loads
-as a skipped clause, not an error).
+scalar, checks each value against its parameter's kind (regexes through the
+regex policy: RE2, or the backtracking engine for lookaround) and collects
+the skip reasons it meets.
 """
 
 from __future__ import annotations
@@ -104,10 +104,8 @@ def _scalar(p: Param, kind: str, v: Any, where: tuple[int | str, ...], skips: li
     if kind == "regex":
         try:
             compile_regex(v)
-        except RegexError as e:
-            if not e.lookaround:
-                raise PatternArgError(f"{p.name}: {e}", where) from None
-            skips.append(LOOKAROUND_SKIP)
+        except RegexError as e:  # neither RE2 nor the backtracking engine compiles it
+            raise PatternArgError(f"{p.name}: {e}", where) from None
     if kind == "kind":
         if v not in TOKEN_KINDS:
             raise PatternArgError(

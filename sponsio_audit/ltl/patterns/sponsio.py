@@ -11,8 +11,12 @@ be violated has a sentence of its own.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from importlib.resources import files
 from typing import Any
+
+import yaml
 
 from sponsio_audit.ltl.ast import (
     And,
@@ -47,28 +51,28 @@ def _alias(name: str, target: str, desc_template: str = "") -> PatternSpec:
     )
 
 
-# Shell commands that destroy data, escalate privileges or run downloaded code;
-# each is matched literally (regex-escaped) anywhere in the bash call's arguments.
-DANGEROUS_BASH_COMMANDS: tuple[str, ...] = (
-    "rm -rf",
-    "rm -fr",
-    "sudo ",
-    "chmod 777",
-    "chmod -R",
-    "chown -R",
-    "mkfs",
-    "dd if=",
-    "shred ",
-    "> /dev/sd",
-    "sed -i",
-    "python -c",
-    "git push --force",
-    "git reset --hard",
-    ":(){ :|:& };:",
+# The defaults Sponsio 0.2.0a21 ships for its two list patterns, read as data from
+# packs/lists/ (taken from its wheel), so a Sponsio pack flags here what it flags there.
+_LISTS = yaml.safe_load(
+    files("sponsio_audit.packs").joinpath("lists/sponsio-0.2.0a21.yaml").read_text("utf-8")
 )
+DANGEROUS_BASH_COMMANDS: tuple[str, ...] = tuple(_LISTS["dangerous_bash_commands"])
+"""Sponsio's default: regexes searched in the bash call's arguments (recursive rm in any
+flag spelling, sudo, chmod, sed -i, python -c, overwrites of /app)."""
+DANGEROUS_SQL_VERBS: tuple[str, ...] = tuple(_LISTS["dangerous_sql_verbs"]["verbs"])
+"""Sponsio's default verbs: DROP, TRUNCATE, DELETE, ALTER."""
+_WORD = re.compile(r"[A-Za-z_]+")
 
-# SQL verbs that destroy or rewrite data; matched as whole words, any case.
-DANGEROUS_SQL_VERBS: tuple[str, ...] = ("DROP", "TRUNCATE", "DELETE", "ALTER", "GRANT", "REVOKE")
+
+def _bash_regex(command: str, forbidden: tuple[str, ...]) -> str:
+    """The shipped list's entries are regexes; a list given in a contract is literal text."""
+    return command if forbidden == DANGEROUS_BASH_COMMANDS else literal(command)
+
+
+def _sql_regex(verb: str) -> str:
+    """As Sponsio: a plain word is matched whole and in any case, anything else in any case."""
+    return rf"(?i)\b{verb}\b" if _WORD.fullmatch(verb) else f"(?i){verb}"
+
 
 JUDGE_NAMES: tuple[str, ...] = (
     "jailbreak_free",
@@ -191,9 +195,13 @@ SPECS: tuple[PatternSpec, ...] = (
     _S(
         "dangerous_bash_commands",
         parse_params("forbidden:values", forbidden=DANGEROUS_BASH_COMMANDS),
-        "no bash call contains a listed command (literal text; a shipped list by default)",
+        "no bash call contains a listed command (literal text; Sponsio's regexes by default)",
         lambda forbidden: when_called(
-            "bash", conj(Not(Atom("arg_has", ("bash", literal(str(p))))) for p in forbidden)
+            "bash",
+            conj(
+                Not(Atom("arg_has", ("bash", _bash_regex(str(p), tuple(forbidden)))))
+                for p in forbidden
+            ),
         ),
         desc_template="bash commands [{forbidden}] are banned",
         evidence=lambda a, t, s, o, ot: f"{t} called at step {s} with a banned command",
@@ -207,8 +215,7 @@ SPECS: tuple[PatternSpec, ...] = (
         lambda tool, forbidden: when_called(
             tool,
             conj(
-                Not(Atom("arg_field_has", (tool, "query", rf"(?i)\b{literal(str(v))}\b")))
-                for v in forbidden
+                Not(Atom("arg_field_has", (tool, "query", _sql_regex(str(v))))) for v in forbidden
             ),
         ),
         desc_template="{tool} must not use [{forbidden}]",

@@ -1,0 +1,72 @@
+"""A lookaround-regex search that runs out of time makes its atom unknown and is counted
+(SEMANTICS.md §5): the contract is unverifiable there, never a pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sponsio_audit.api import audit
+from sponsio_audit.config import load_config
+
+SLOW = r"^(?=(a|a)*b)"  # exponential backtracking on a run of a's without a b
+YAML = f"""
+version: "1"
+regex_timeout_ms: 1
+agents:
+  "*":
+    contracts:
+      - id: slow
+        G: {{pattern: arg_blacklist, args: [bash, cmd, ['{SLOW}']]}}
+      - id: quick
+        G: {{pattern: arg_blacklist, args: [bash, cmd, ['(?<!\\S)rm(?!\\S)']]}}
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    cfg = tmp_path / "sponsio.yaml"
+    cfg.write_text(YAML, encoding="utf-8")
+    log = tmp_path / "20260101_000000_1.jsonl"
+    lines = [
+        {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x", "result": "allowed",
+         "args": {"cmd": "a" * 30 + "!"}},
+        {"ts": 2.0, "agent_id": "bot", "action": "bash", "constraint": "x", "result": "allowed",
+         "args": {"cmd": "rm -rf /"}},
+    ]  # fmt: skip
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return cfg, log
+
+
+@pytest.mark.parametrize("engine", ["columnar", "reference"])
+def test_timeout_is_unknown_and_counted(files: tuple[Path, Path], engine: str) -> None:
+    cfg, log = files
+    result = audit([log], load_config(cfg), engine=engine)
+    got = {r["contract_id"]: r["verdict"] for r in result.verdicts.to_pylist()}
+    # the slow regex could not be decided on the first call: unverifiable, not pass
+    assert got == {"slow": "unverifiable", "quick": "violated"}
+    assert result.summary.regex_timeouts >= 1
+    result.store.close()
+
+
+def test_the_flag_wins_over_the_config(files: tuple[Path, Path]) -> None:
+    cfg, log = files
+    text = cfg.read_text(encoding="utf-8").replace(
+        "regex_timeout_ms: 1", "regex_timeout_ms: 1000000"
+    )
+    cfg.write_text(text, encoding="utf-8")
+    result = audit([log], load_config(cfg), regex_timeout_ms=1.0)
+    got = {r["contract_id"]: r["verdict"] for r in result.verdicts.to_pylist()}
+    assert got["slow"] == "unverifiable" and result.summary.regex_timeouts >= 1
+    result.store.close()
+
+
+def test_bad_limit_is_a_configuration_error(tmp_path: Path) -> None:
+    from sponsio_audit.config import ConfigError
+
+    p = tmp_path / "bad.yaml"
+    p.write_text("version: '1'\nregex_timeout_ms: -5\nagents: {}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="regex_timeout_ms"):
+        load_config(p)

@@ -1,0 +1,125 @@
+"""Where our verdict differs from Sponsio's on purpose, one test each, both sides shown.
+
+The first two are the divergences SEMANTICS.md names for the differential
+suite (§2, §5): a fact the trace did not record is *unknown* here and
+*false* in Sponsio, and so is an ``arg_numeric`` value that is not a
+number. The others are meanings SEMANTICS.md fixes differently from
+Sponsio's runtime (§1 views, §5 argument text and tool names, §6 patterns,
+§6.1 arg_value_range); the random differential suite keeps clear of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sponsio_audit.event import Event
+from sponsio_audit.ltl import patterns
+from sponsio_audit.ltl.contract import Clause, Contract
+from sponsio_audit.ltl.parse import parse
+
+from . import oracle
+
+
+def call(tool: str, args: dict[str, Any] | None = None, **kw: Any) -> Event:
+    return Event(type="tool_call", tool=tool, args={} if args is None else args,
+                 agent=oracle.AGENT, **kw)  # fmt: skip
+
+
+def no_args(tool: str) -> Event:
+    return Event(type="tool_call", tool=tool, args=None, agent=oracle.AGENT)
+
+
+def both(contract: Contract, theirs: Any, trace: list[Event]) -> tuple[str, str]:
+    """(our outcome, Sponsio's outcome) of one contract on one trace."""
+    ours = oracle.our_outcomes([trace], [contract], frozenset())[(0, contract.id)]
+    agent = oracle.sponsio_agent()
+    got = oracle.sponsio_outcome(theirs(agent), oracle.sponsio_trace(trace), {oracle.AGENT: agent})
+    return ours, got
+
+
+def formula_contract(text: str) -> tuple[Contract, Any]:
+    f = parse(text)
+    ours = Contract("c", "*", (Clause(f),))
+    return ours, lambda agent: oracle.sponsio_contract(agent, [oracle.to_sponsio(f)])
+
+
+def pattern_contract(name: str, args: list[Any]) -> tuple[Contract, Any]:
+    r = patterns.build(name, args)
+    ours = Contract("c", "*", (r.clause(),))
+    return ours, lambda agent: oracle.sponsio_contract(agent, [oracle.sponsio_pattern(name, args)])
+
+
+# ---------------------------------------------- the two the differential suite names
+
+
+def test_missing_fact_is_unknown_here_and_false_there() -> None:
+    """Arguments not recorded: we cannot tell whether bash ran ``rm -rf``; Sponsio says it
+    did not (``arg_has`` is false), so its contract passes."""
+    ours, theirs = formula_contract("G(called(bash) -> !arg_has(bash, rm))")
+    assert both(ours, theirs, [call("ls"), no_args("bash")]) == ("unverifiable", "pass")
+    # with the arguments recorded both sides agree
+    assert both(ours, theirs, [call("bash", {"cmd": "rm x"})]) == ("violated", "violated")
+
+
+def test_non_numeric_arg_numeric_is_unknown_here_and_zero_there() -> None:
+    """``amount: "lots"`` is not a number: we cannot check the cap; Sponsio reads the
+    missing value as 0, which is in range, and passes."""
+    ours, theirs = pattern_contract("arg_value_range", ["pay", "amount", 0, 100])
+    assert both(ours, theirs, [call("pay", {"amount": "lots"})]) == ("unverifiable", "pass")
+    assert both(ours, theirs, [call("pay", {"amount": "500"})]) == ("violated", "violated")
+    assert both(ours, theirs, [call("pay", {"amount": "50"})]) == ("pass", "pass")
+
+
+# ---------------------------------------------- meanings SEMANTICS.md fixes otherwise
+
+
+def test_arg_value_range_is_only_checked_at_calls_of_the_tool() -> None:
+    """§6.1: Sponsio also checks the range at every other event, where the value is 0."""
+    ours, theirs = pattern_contract("arg_value_range", ["pay", "amount", 1, 100])
+    assert both(ours, theirs, [call("ls"), call("pay", {"amount": 5})]) == ("pass", "violated")
+
+
+def test_bounded_retry_counts_calls_in_a_row() -> None:
+    """§6: n retries = n + 1 calls in a row; Sponsio caps the total count at n."""
+    ours, theirs = pattern_contract("bounded_retry", ["fetch", 1])
+    trace = [call("fetch"), call("other"), call("fetch")]
+    assert both(ours, theirs, trace) == ("pass", "violated")
+
+
+def test_deadline_open_at_the_end_is_a_liveness_violation() -> None:
+    """§6: a trace that ends before the window closes without b is a liveness violation;
+    Sponsio's weak next lets it pass."""
+    ours, theirs = pattern_contract("deadline", ["order", "ship", 3])
+    assert both(ours, theirs, [call("order"), call("x")]) == ("violated", "pass")
+    assert both(ours, theirs, [call("order"), call("x"), call("y"), call("z")]) == (
+        "violated",
+        "violated",
+    )
+
+
+def test_a_renewed_approval_renews_the_window() -> None:
+    """§6.1: approval_freshness is G(c(t) → O[n] c(ap)): the latest approval counts.
+    Sponsio closes the window n+1 steps after every approval, renewed or not."""
+    ours, theirs = pattern_contract("approval_freshness", ["approve", "act", 1])
+    trace = [call("approve"), call("approve"), call("act")]
+    assert both(ours, theirs, trace) == ("pass", "violated")
+
+
+def test_positions_are_positions_in_the_contract_view() -> None:
+    """§1: a tool contract sees tool calls only; Sponsio's X also steps over the LLM turn."""
+    ours, theirs = formula_contract("G(called(plan) -> X called(act))")
+    llm = Event(type="llm_response", content="thinking", agent=oracle.AGENT, tokens_total=3)
+    assert both(ours, theirs, [call("plan"), llm, call("act")]) == ("pass", "violated")
+
+
+def test_arguments_are_matched_as_compact_json() -> None:
+    """§5: args are matched as compact JSON; Sponsio searches the Python repr of the dict."""
+    ours, theirs = formula_contract("""G(!arg_has(w, '"path":"/etc'))""")
+    assert both(ours, theirs, [call("w", {"path": "/etc/x"})]) == ("violated", "pass")
+
+
+def test_only_the_mcp_prefix_is_removed_from_tool_names() -> None:
+    """§5: ``mcp__<server>__`` is removed; Sponsio also strips OpenClaw's ``<server>__``."""
+    ours, theirs = formula_contract("G !called(refund)")
+    assert both(ours, theirs, [call("fin__refund")]) == ("pass", "violated")
+    assert both(ours, theirs, [call("mcp__fin__Refund")]) == ("violated", "violated")
