@@ -155,10 +155,10 @@ def test_permissions_travel_with_the_config():
     cfg = load_config([HERE / "sponsio.yaml"])
     res = audit([HERE / "traces"], cfg)
     events = res.store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
-    (t09,) = res.store.con.sql(
+    [(t09,)] = res.store.con.sql(
         "SELECT DISTINCT e.trace_id FROM events e JOIN files f USING (file_id) "
         "WHERE f.path LIKE '%t09.jsonl'"
-    ).fetchone()
+    ).fetchall()
     tables = evaluate(events, cfg)
     blamed = {
         (v["contract_id"], v["seq"])

@@ -34,7 +34,7 @@ def _batches(lengths: list[int], size: int) -> list[pa.RecordBatch]:
     rows=st.integers(1, 40),
 )
 def test_whole_traces_never_split_a_trace_and_keep_every_row(lengths, size, rows):
-    from sponsio_audit.trace_batches import whole_traces
+    from sponsio_audit import whole_traces
 
     batches = _batches(lengths, size)
     tables = list(whole_traces(iter(batches), key="trace_id", rows=rows))
@@ -55,7 +55,7 @@ def test_whole_traces_never_split_a_trace_and_keep_every_row(lengths, size, rows
 
 
 def test_whole_traces_read_lazily():
-    from sponsio_audit.trace_batches import whole_traces
+    from sponsio_audit import whole_traces
 
     def endless() -> Iterator[pa.RecordBatch]:
         for i in itertools.count():
