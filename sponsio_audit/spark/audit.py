@@ -22,21 +22,14 @@ import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from sponsio_audit.evaluation import AuditTables, evaluations, permissions_of
 from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.spark.arrow import spark_schema
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
 
 TAG = "_table"
 """Column of the tagged union saying which table a row belongs to."""
-
-_SPARK_TYPES: dict[pa.DataType, T.DataType] = {
-    pa.string(): T.StringType(),
-    pa.int64(): T.LongType(),
-    pa.int32(): T.IntegerType(),
-    pa.bool_(): T.BooleanType(),
-}
 
 
 def union_schema() -> pa.Schema:
@@ -55,13 +48,6 @@ def union_schema() -> pa.Schema:
 
 
 UNION = union_schema()
-
-
-def spark_schema(schema: pa.Schema) -> T.StructType:
-    """The Spark schema of an Arrow schema of strings, integers and booleans."""
-    return T.StructType(
-        [T.StructField(f.name, _SPARK_TYPES[f.type], f.nullable) for f in schema]
-    )
 
 
 def tagged(tables: AuditTables) -> Iterator[pa.RecordBatch]:
@@ -89,9 +75,7 @@ def partition_evaluator(
         first = next(batches, None)
         if first is None:
             return
-        reader = pa.RecordBatchReader.from_batches(
-            first.schema, _chain(first, batches)
-        )
+        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
         for tables in evaluations(reader, config, engine=engine, rows=rows):
             yield from tagged(tables)
 

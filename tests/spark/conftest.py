@@ -1,6 +1,6 @@
 """One local Spark session for every Spark test (starting a JVM costs seconds).
 
-The session is small on purpose: ``local[2]``, four shuffle partitions, no
+The session is small on purpose: ``local[2]``, three shuffle partitions, no
 UI, bound to 127.0.0.1, and Arrow batches of 7 rows, so that a trace of the
 fixtures spans several batches of one ``mapInArrow`` call and the code that
 stitches batches together is exercised.
@@ -44,7 +44,7 @@ def _start() -> Any:
         return (
             SparkSession.builder.master("local[2]")
             .appName("sponsio-audit-tests")
-            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.shuffle.partitions", "3")
             .config("spark.default.parallelism", "2")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.bindAddress", "127.0.0.1")
