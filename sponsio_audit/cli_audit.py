@@ -65,6 +65,13 @@ class GroupBy(str, Enum):
     conversation = "conversation"
 
 
+class Engine(str, Enum):
+    """Where ``scan`` ingests and evaluates: this process (DuckDB) or Spark."""
+
+    default = "default"
+    spark = "spark"
+
+
 class UsageProblem(Exception):
     """A problem to print on stderr and exit 2 with (lines already formatted)."""
 
@@ -245,6 +252,15 @@ def scan(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No report on stdout, no progress.")
     ] = False,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine", help="default: this machine; spark: Apache Spark ([spark] extra)."
+        ),
+    ] = Engine.default,
+    spark_master: Annotated[
+        str, typer.Option("--spark-master", help="Spark master URL (with --engine spark).")
+    ] = "local[*]",
 ) -> None:
     """Audit traces against contracts and report which trace broke which rule.
 
@@ -266,18 +282,22 @@ def scan(
     store = Store.open(db)
     try:
         with _progress(quiet) as say:
-            say("reading traces…")
-            ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
-            say("evaluating contracts…")
-            result = audit(store, cfg, agent=agent)
-            save_contracts(store, result.contracts)
+            if engine == Engine.spark:
+                say("ingesting and evaluating on Spark…")
+                _spark_scan(paths, cfg, store, parquet, spark_master, group_by.value, agent)
+            else:
+                say("reading traces…")
+                ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
+                say("evaluating contracts…")
+                result = audit(store, cfg, agent=agent)
+                save_contracts(store, result.contracts)
             say("rendering…")
             data = load(store, timelines=fmt == Format.html, verdict_rows=fmt == Format.junit)
             if write_baseline is not None:
                 baselines.write(write_baseline, data)
             if known is not None:
                 data = baselines.apply(data, known)
-            if parquet is not None:
+            if parquet is not None and engine != Engine.spark:
                 from sponsio_audit.report import parquet as parquet_out
 
                 parquet_out.write(store, data, parquet)
@@ -285,6 +305,37 @@ def scan(
     finally:
         store.close()
     _exit(data, fail_on.value, strict)
+
+
+def _spark_scan(
+    paths: list[Path],
+    cfg: Any,
+    store: Any,
+    parquet: Path | None,
+    master: str,
+    group_by: str,
+    agent: str | None,
+) -> None:
+    """``scan --engine spark``: Spark writes every table as Parquet (into ``parquet``, else
+    a temporary directory), read back into ``store`` for the report."""
+    import tempfile
+
+    from sponsio_audit.report import parquet as parquet_in
+
+    try:
+        from sponsio_audit.spark.scan import scan as spark_scan
+    except ImportError as e:
+        raise _fail([f"--engine spark needs the [spark] extra ({e})"]) from None
+    with tempfile.TemporaryDirectory(prefix="sponsio-spark-") as tmp:
+        out = parquet if parquet is not None else Path(tmp)
+        try:
+            spark_scan(
+                [str(p) for p in paths], cfg, out, master=master, group_by=group_by, agent=agent
+            )
+        except Exception as e:  # Spark's errors carry JVM stack traces: one line of it
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise _fail([f"spark: {type(e).__name__}: {first}"[:500]]) from None
+        parquet_in.read(out, store)
 
 
 def _exit(data: ReportData, fail_on: str, strict: bool) -> None:
@@ -295,7 +346,9 @@ def _exit(data: ReportData, fail_on: str, strict: bool) -> None:
 
 
 def report(
-    db: Annotated[Path, typer.Option("--db", help="DuckDB file written by `scan --db`.")],
+    db: Annotated[
+        Path | None, typer.Option("--db", help="DuckDB file written by `scan --db`.")
+    ] = None,
     fmt: FormatOpt = Format.table,
     output: OutputOpt = None,
     baseline: Annotated[
@@ -304,23 +357,39 @@ def report(
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="Exit 1 on violations at or above this.")
     ] = FailOn.none,
+    parquet: Annotated[
+        Path | None,
+        typer.Option("--parquet", help="Directory written by `scan --parquet` (instead of --db)."),
+    ] = None,
 ) -> None:
-    """Re-render a stored audit (from `scan --db`) without reading the traces again.
+    """Re-render a stored audit (`scan --db` or `--parquet`) without reading the traces again.
 
     Exit codes: 0, or 1 with violations at or above --fail-on (default none);
     2 when the file holds no audit.
     """
     from sponsio_audit.ingest import Store
 
-    if not db.exists():
-        raise _fail([f"{db}: no such file"])
-    store = Store.open(db)
+    if (db is None) == (parquet is None):
+        raise _fail(["give --db FILE or --parquet DIR (one of them)"])
+    source = db if db is not None else parquet
+    assert source is not None
+    if not source.exists():
+        raise _fail([f"{source}: no such file or directory"])
+    if parquet is not None:
+        from sponsio_audit.report import parquet as parquet_in
+
+        try:
+            store = parquet_in.read(parquet)
+        except LookupError as e:
+            raise _fail([str(e)]) from None
+    else:
+        store = Store.open(db)
     try:
         data = load(store, timelines=fmt == Format.html, verdict_rows=fmt == Format.junit)
         if baseline is not None:
             data = baselines.apply(data, baselines.read(baseline))
     except (LookupError, baselines.BaselineError) as e:
-        raise _fail([f"{db}: {e}"]) from None
+        raise _fail([f"{source}: {e}"]) from None
     finally:
         store.close()
     emit(data, fmt.value, output, quiet=False)
