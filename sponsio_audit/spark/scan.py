@@ -33,8 +33,11 @@ def session(master: str) -> SparkSession:
         # local workers are started from this environment (the spark.pyspark.python
         # setting is not read there); a PYSPARK_PYTHON the user set wins
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        n = master[len("local[") : -1] if master.startswith("local[") else "1"
+        cores = (os.cpu_count() or 2) if n == "*" else (int(n) if n.isdigit() else 2)
         builder = (
-            builder.config("spark.driver.bindAddress", "127.0.0.1")
+            builder.config("spark.sql.shuffle.partitions", str(2 * cores))
+            .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
