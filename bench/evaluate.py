@@ -3,7 +3,7 @@
 Generates N traces x M events (tool calls with a realistic tool mix and
 arguments, LLM requests and responses with text and token counts), grounds
 them with ``atoms.columnar.Grounding`` and evaluates 20 contracts of
-the pattern library with ``ltl.columnar_contracts``; then grounds a sample
+the pattern library with ``ltl.columnar``; then grounds a sample
 of the traces event by event (``atoms.online``) and judges them with the
 reference evaluator (``contract.judge``), checks both agree on the sample,
 and prints events/s for both, their ratio and the peak RSS.
@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sponsio_audit.atoms.columnar import Grounding
 from sponsio_audit.atoms.online import Grounder
+from sponsio_audit.atoms.view import Views, trace_index, view_types
 from sponsio_audit.event import EVENT_SCHEMA, event_from_row
 from sponsio_audit.ltl import patterns
-from sponsio_audit.ltl.columnar_contracts import evaluate_contracts
-from sponsio_audit.ltl.columnar_views import Views, trace_index
+from sponsio_audit.ltl.columnar import evaluate_contracts
 from sponsio_audit.ltl.contract import Contract, judge
 
 TOOLS: dict[str, tuple[float, list[dict[str, Any]]]] = {  # name: (probability, argument pool)
@@ -230,7 +230,7 @@ def reference(table: pa.Table, cs: list[Contract], sample: np.ndarray) -> tuple[
     for t, events in zip(sample.tolist(), traces, strict=True):
         for c in cs:
             g = Grounder(c.atoms())
-            types = c.view_types()
+            types = view_types(c)
             # stateful atoms see every event; the contract sees its view (§1)
             grounded = [(e.type in types, g.ground(e)) for e in events]
             out[(t, c.id)] = judge(c, [v for keep, v in grounded if keep])

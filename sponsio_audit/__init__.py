@@ -1,22 +1,58 @@
-"""sponsio-audit: the public entry points, imported on first use (``import sponsio_audit``
-stays cheap for the guard and the CLI)."""
+"""sponsio-audit: audit recorded LLM-agent traces against temporal-logic contracts.
+
+The public API is this face: ``audit`` and ``AuditResult`` (``api``),
+``evaluate`` and ``AuditTables`` (``evaluation``, the pure engine entry),
+``whole_traces`` (``trace_batches``), ``Guard`` (``guard``),
+``load_config`` (``config``) and ``__version__``.
+Each name is imported on first use (module ``__getattr__``), so that
+``import sponsio_audit`` stays cheap and loads no stage; modules inside
+the package import from the stages, never from this face.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-_PUBLIC = {
-    "evaluate": "sponsio_audit.evaluation",
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuditResult",
+    "AuditTables",
+    "Guard",
+    "__version__",
+    "audit",
+    "evaluate",
+    "load_config",
+    "whole_traces",
+]
+
+_HOMES = {
+    "AuditResult": "sponsio_audit.api",
     "AuditTables": "sponsio_audit.evaluation",
+    "Guard": "sponsio_audit.guard",
+    "audit": "sponsio_audit.api",
+    "evaluate": "sponsio_audit.evaluation",
+    "load_config": "sponsio_audit.config",
     "whole_traces": "sponsio_audit.trace_batches",
 }
+"""Where each lazily exported name lives."""
 
-__all__ = sorted(_PUBLIC)
+if TYPE_CHECKING:
+    from sponsio_audit.api import AuditResult, audit
+    from sponsio_audit.config import load_config
+    from sponsio_audit.evaluation import AuditTables, evaluate
+    from sponsio_audit.guard import Guard
+    from sponsio_audit.trace_batches import whole_traces
 
 
 def __getattr__(name: str) -> Any:
-    if name in _PUBLIC:
-        import importlib
+    """Import a public name from its stage on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home), name)
 
-        return getattr(importlib.import_module(_PUBLIC[name]), name)
-    raise AttributeError(f"module 'sponsio_audit' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,7 +1,10 @@
 """``audit(paths, contracts) -> AuditResult``: the one entry point of the batch path.
 
-Ingest (when given paths), ground, evaluate, and fill the ``verdicts`` and
-``violations`` tables of the store. Two engines compute the same verdicts:
+Ingest (when given paths), ground, evaluate, and fill the ``verdicts``,
+``violations`` and ``contracts`` tables of the store: this is the one
+path that writes them (reports only read). ``summary(store)`` gives the
+totals of a stored audit, once, for the result and for every report.
+Two engines compute the same verdicts:
 ``columnar`` (the fast path, vectorised over every trace at once) and
 ``reference`` (per trace, online grounding + the reference evaluator);
 tests hold them against each other.
@@ -11,21 +14,46 @@ How views are formed (SEMANTICS.md §1) is documented in ``engine``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sponsio_audit.engine import columnar_raw, reference_raw
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.verdicts import build_tables, count_by
+from sponsio_audit.verdicts import build_tables
+from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 Permissions = Mapping[str, frozenset[str]]
-STORE_TABLES = ("files", "skipped", "spans", "events", "decisions", "verdicts", "violations")
+STORE_TABLES = (
+    "files",
+    "skipped",
+    "spans",
+    "events",
+    "decisions",
+    "verdicts",
+    "violations",
+    "contracts",
+)
+
+CONTRACTS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("agent", pa.string(), nullable=False),
+        pa.field("description", pa.string()),
+        pa.field("severity", pa.string(), nullable=False),
+        pa.field("strategy", pa.string(), nullable=False),
+        pa.field("safe_tool", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("guarantees", pa.list_(pa.string())),
+        pa.field("patterns", pa.list_(pa.string())),
+        pa.field("skipped", pa.list_(pa.string())),
+    ]
+)
+"""The ``contracts`` table: one row per contract audited, lists per guarantee."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +72,11 @@ class Summary:
     violations_by_severity: dict[str, int]
     skipped_clauses: int
 
+    @property
+    def violations(self) -> int:
+        """Number of violations (blamed rows of the ``violations`` table)."""
+        return sum(self.violations_by_severity.values())
+
 
 @dataclass(frozen=True)
 class AuditResult:
@@ -56,7 +89,7 @@ class AuditResult:
     summary: Summary
 
     def table(self, name: str) -> pa.Table:
-        """A table of the store (files, skipped, spans, events, decisions, …) as Arrow."""
+        """A table of the store (files, skipped, spans, events, contracts, …) as Arrow."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
         return self.store.con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
@@ -85,6 +118,7 @@ def audit(
     engine: str = "columnar",
     agent: str | None = None,
     jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -93,8 +127,10 @@ def audit(
     contracts. ``jobs`` processes read the traces (0: auto, one per CPU for
     inputs of 64 MB or more; the result does not depend on it; a script using it needs the usual
     ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
-    The verdicts and violations replace any earlier ones in the store.
+    The verdicts, violations and contracts replace any earlier ones in the
+    store. ``progress`` is told each stage as it starts ("reading traces…").
     """
+    say = progress or (lambda _stage: None)
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
         cs = tuple(c for c in cs if c.agent in (agent, "*"))
@@ -103,7 +139,13 @@ def audit(
     else:
         store = Store.open(str(db) if db is not None else None)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
-        ingest(list(paths), store, group_by=group_by, jobs=jobs)
+        say("reading traces…")
+        try:
+            ingest(list(paths), store, group_by=group_by, jobs=jobs)
+        except BaseException:
+            store.close()
+            raise
+    say("evaluating contracts…")
     events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
     if engine == "reference":
         raw = reference_raw(events, cs, perms)
@@ -112,26 +154,54 @@ def audit(
     else:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
     verdicts, violations = build_tables(raw, events, cs)
-    _save(store, verdicts, violations)
-    return AuditResult(store, cs, verdicts, violations, _summary(store, cs, verdicts, violations))
+    _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
+    return AuditResult(store, cs, verdicts, violations, summary(store))
 
 
-def _save(store: Store, verdicts: pa.Table, violations: pa.Table) -> None:
-    con = store.con
-    for name, table in (("verdicts", verdicts), ("violations", violations)):
-        con.register("_incoming", table)
-        con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM _incoming')
-        con.unregister("_incoming")
+def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
+    """The ``contracts`` table of loaded contracts (sorted by id)."""
+    rows = [
+        {
+            "id": c.id,
+            "agent": c.agent,
+            "description": c.description,
+            "severity": c.severity,
+            "strategy": c.strategy.kind,
+            "safe_tool": c.strategy.safe_tool,
+            "source": c.source,
+            "guarantees": [g.text for g in c.guarantees],
+            "patterns": [g.pattern for g in c.guarantees],
+            "skipped": [g.skipped for g in c.guarantees],
+        }
+        for c in sorted(contracts, key=lambda c: c.id)
+    ]
+    return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
 
 
-def _summary(
-    store: Store, cs: Sequence[Contract], verdicts: pa.Table, violations: pa.Table
-) -> Summary:
-    con = store.con
+def _save(store: Store, **tables: pa.Table) -> None:
+    """Replace the store's tables (Arrow registration, no SQL built from data)."""
+    con = store.con.cursor()  # own cursor: no clash with an unfinished result of the store's
+    try:
+        for name, table in tables.items():
+            con.register("_incoming", table)
+            con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM _incoming')
+            con.unregister("_incoming")
+    finally:
+        con.close()
+
+
+def summary(store: Store) -> Summary:
+    """The totals of the audit stored in ``store`` (after ``audit``), read from its tables."""
 
     def scalar(sql: str) -> int:
-        rows = con.sql(sql).fetchall()  # not execute().fetchone(): it leaves a pending result
+        rows = store.con.cursor().execute(sql).fetchall()  # own cursor, as in ``_save``
         return int(rows[0][0] or 0) if rows else 0
+
+    def counts(sql: str, order: Sequence[str]) -> dict[str, int]:
+        out = dict.fromkeys(order, 0)
+        for key, n in store.con.cursor().execute(sql).fetchall():
+            out[str(key)] = int(n)
+        return out
 
     return Summary(
         files=scalar("SELECT count(*) FROM files"),
@@ -140,17 +210,16 @@ def _summary(
         events=scalar("SELECT count(*) FROM events"),
         skipped=scalar("SELECT count(*) FROM skipped"),
         traces=scalar("SELECT count(DISTINCT trace_id) FROM events"),
-        contracts=len(cs),
-        verdicts=count_by(
-            verdicts, "verdict", ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+        contracts=scalar("SELECT count(*) FROM contracts"),
+        verdicts=counts("SELECT verdict, count(*) FROM verdicts GROUP BY ALL ORDER BY 1", VERDICTS),
+        violations_by_kind=counts(
+            "SELECT kind, count(*) FROM verdicts WHERE verdict = 'violated' GROUP BY ALL "
+            "ORDER BY 1",
+            KINDS,
         ),
-        violations_by_kind=count_by(
-            verdicts.filter(pc.equal(verdicts["verdict"], "violated")),
-            "kind",
-            ("guarantee", "liveness", "assumption"),
+        violations_by_severity=counts(
+            "SELECT severity, count(*) FROM violations WHERE blamed GROUP BY ALL ORDER BY 1",
+            SEVERITIES,
         ),
-        violations_by_severity=count_by(
-            violations.filter(violations["blamed"]), "severity", ("high", "medium", "low")
-        ),
-        skipped_clauses=sum(1 for c in cs for g in c.guarantees if g.skipped is not None),
+        skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
     )

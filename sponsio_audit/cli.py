@@ -17,8 +17,7 @@ from rich.table import Table
 
 from sponsio_audit.atoms import registry as atom_registry
 from sponsio_audit.cli_audit import explain, report, scan
-from sponsio_audit.config import Config, ConfigError, load_config
-from sponsio_audit.config_yaml import shipped_packs
+from sponsio_audit.config import Config, ConfigError, load_config, shipped_packs
 from sponsio_audit.ltl.patterns import registry as pattern_registry
 
 app = typer.Typer(

@@ -1,7 +1,7 @@
 """The ``scan``, ``explain`` and ``report`` commands (registered on the app in ``cli``).
 
-``scan`` ingests traces, audits them (``api.audit``), stores the contracts
-next to the verdict tables and renders a report; ``report`` re-renders a
+``scan`` audits traces (``api.audit`` reads them and stores the verdicts,
+violations and contracts) and renders a report; ``report`` re-renders a
 stored audit from its tables without reading traces again; ``explain``
 shows one trace as a timeline with the reasons of its violations.
 
@@ -29,10 +29,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from sponsio_audit import baseline as baselines
+from sponsio_audit.report import baseline as baselines
 from sponsio_audit.report import explain as explain_view
 from sponsio_audit.report import render, terminal
-from sponsio_audit.report.data import SEVERITY_RANK, ReportData, load, save_contracts
+from sponsio_audit.report.data import SEVERITY_RANK, ReportData, load
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 PROGRESS_DELAY = 0.5  # seconds before the spinner shows
@@ -269,7 +269,6 @@ def scan(
     files or records) with --strict.
     """
     from sponsio_audit.api import audit
-    from sponsio_audit.ingest import Store, ingest
 
     try:
         _check_paths(paths)
@@ -279,18 +278,24 @@ def scan(
         raise _fail(e.lines) from None
     except baselines.BaselineError as e:
         raise _fail([str(e)]) from None
-    store = Store.open(db)
+    store = None
     try:
         with _progress(quiet) as say:
             if engine == Engine.spark:
                 say("ingesting and evaluating on Spark…")
+                store = Store.open(db)
                 _spark_scan(paths, cfg, store, parquet, spark_master, group_by.value, agent)
             else:
-                say("reading traces…")
-                ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
-                say("evaluating contracts…")
-                result = audit(store, cfg, agent=agent)
-                save_contracts(store, result.contracts)
+                result = audit(
+                    [str(p) for p in paths],
+                    cfg,
+                    db=db,
+                    group_by=group_by.value,
+                    agent=agent,
+                    jobs=jobs,
+                    progress=say,
+                )
+                store = result.store
             say("rendering…")
             data = load(store, timelines=fmt == Format.html, verdict_rows=fmt == Format.junit)
             if write_baseline is not None:
@@ -303,7 +308,8 @@ def scan(
                 parquet_out.write(store, data, parquet)
         emit(data, fmt.value, output, quiet)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     _exit(data, fail_on.value, strict)
 
 
@@ -431,7 +437,7 @@ def explain(
 ) -> None:
     """Show one trace as a timeline, with the blamed events and why each contract failed."""
     from sponsio_audit.api import audit
-    from sponsio_audit.ingest import Store, ingest
+    from sponsio_audit.ingest import Store
     from sponsio_audit.report.data import trace_events
 
     try:
@@ -440,19 +446,23 @@ def explain(
         if paths:
             _check_paths(paths)
             cfg = load_contracts(contracts or [], pack or [])
-        store = Store.open(db)
+        store = None
         try:
             if paths:
-                ingest([str(p) for p in paths], store, group_by=group_by.value, jobs=jobs)
-                result = audit(store, cfg, agent=agent)
-                save_contracts(store, result.contracts)
+                sources = [str(p) for p in paths]
+                store = audit(
+                    sources, cfg, db=db, group_by=group_by.value, agent=agent, jobs=jobs
+                ).store
+            else:
+                store = Store.open(db)
             tid = _find_trace(store, trace)
             data = load(store, timelines=False)
             events = trace_events(store, tid)
         except LookupError as e:
             raise UsageProblem([str(e)]) from None
         finally:
-            store.close()
+            if store is not None:
+                store.close()
     except UsageProblem as e:
         raise _fail(e.lines) from None
     explain_view.render(data, tid, events, Console(highlight=False), contract)

@@ -23,10 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sponsio_audit.atoms import view
 from sponsio_audit.atoms.online import ground_events
 from sponsio_audit.event import event_from_row
 from sponsio_audit.ltl.contract import Contract, judge
 from sponsio_audit.verdicts import RAW_SCHEMA
+from sponsio_audit.vocab import NOT_APPLICABLE, UNVERIFIABLE, VIOLATED
 
 Perms = Mapping[str, frozenset[str]]
 Row = dict[str, Any]
@@ -48,7 +50,7 @@ def _row(trace_id: str, contract: Contract, g: int, verdict: str, **kw: Any) -> 
 
 def _not_applicable(trace_id: str, contract: Contract) -> list[Row]:
     return [
-        _row(trace_id, contract, g, "not_applicable", reason="agent has no event in the trace")
+        _row(trace_id, contract, g, NOT_APPLICABLE, reason="agent has no event in the trace")
         for g in range(len(contract.guarantees))
     ]
 
@@ -58,13 +60,13 @@ def merge_per_agent(parts: Sequence[Sequence[Row]]) -> list[Row]:
     unverifiable if any is, else the first part's verdict."""
     out = []
     for same in zip(*parts, strict=True):
-        bad = [r for r in same if r["verdict"] == "violated"]
+        bad = [r for r in same if r["verdict"] == VIOLATED]
         if bad:
             first = min(bad, key=lambda r: -1 if r["blame_row"] is None else r["blame_row"])
             merged = dict(first)
             merged["offending_rows"] = sorted({x for r in bad for x in r["offending_rows"]})
             out.append(merged)
-        elif unknown := [r for r in same if r["verdict"] == "unverifiable"]:
+        elif unknown := [r for r in same if r["verdict"] == UNVERIFIABLE]:
             out.append(dict(unknown[0]))
         else:
             out.append(dict(same[0]))
@@ -74,30 +76,18 @@ def merge_per_agent(parts: Sequence[Sequence[Row]]) -> list[Row]:
 # ---------------------------------------------------------------- reference engine
 
 
-def _groups(contract: Contract, rows: list[Row], idxs: list[int]) -> list[list[int]]:
-    """Row indices of each sub-trace the contract is evaluated on (agent filter, per-agent)."""
-    if contract.agent != "*":
-        idxs = [i for i in idxs if rows[i]["agent"] == contract.agent]
-    if not contract.per_agent:
-        return [idxs]
-    by_agent: dict[Any, list[int]] = {}
-    for i in idxs:
-        by_agent.setdefault(rows[i]["agent"], []).append(i)
-    return list(by_agent.values()) or [[]]
-
-
 def _trace_rows(
     trace_id: str, contract: Contract, rows: list[Row], idxs: list[int], perms: Perms
 ) -> list[Row]:
     if contract.agent != "*" and not any(rows[i]["agent"] == contract.agent for i in idxs):
         return _not_applicable(trace_id, contract)
-    types = contract.view_types()
     atoms = contract.atoms()
     parts = []
-    for group in _groups(contract, rows, idxs):
+    for sub in view.groups(contract, [rows[i]["agent"] for i in idxs]):
+        group = [idxs[j] for j in sub]
         vals = ground_events(atoms, [event_from_row(rows[i]) for i in group], perms)
-        view = [p for p, i in enumerate(group) if rows[i]["type"] in types]
-        at = [group[p] for p in view]  # view position -> events row
+        seen = view.positions(contract, [rows[i]["type"] for i in group])
+        at = [group[p] for p in seen]  # view position -> events row
         parts.append(
             [
                 _row(
@@ -111,7 +101,7 @@ def _trace_rows(
                     offending_rows=[at[p] for p in v.offending],
                     reason=v.reason,
                 )
-                for v in judge(contract, [vals[p] for p in view])
+                for v in judge(contract, [vals[p] for p in seen])
             ]
         )
     return parts[0] if len(parts) == 1 else merge_per_agent(parts)
@@ -133,50 +123,31 @@ def reference_raw(events: pa.Table, contracts: Iterable[Contract], perms: Perms)
 # ---------------------------------------------------------------- columnar engine
 
 
-def _bool(mask: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) -> pa.Table:
     """Raw verdicts by the columnar engine: one grounding per (agent filter, per-agent)
     group of contracts, one evaluator per view, all traces at once."""
     from sponsio_audit.atoms.columnar import Grounding
-    from sponsio_audit.ltl.columnar_contracts import evaluate_contracts
-    from sponsio_audit.ltl.columnar_views import Views, trace_index
+    from sponsio_audit.ltl.columnar import Segments, evaluate_contracts
     from sponsio_audit.ltl.monitor import monitor_check
 
     if events.num_rows == 0 or not contracts:
         return RAW_SCHEMA.empty_table()
-    trace, n = trace_index(events.column("trace_id"))
-    firsts = np.flatnonzero(np.r_[True, trace[1:] != trace[:-1]])
-    trace_ids = events.column("trace_id").take(pa.array(firsts))
+    layout = Segments.of_ids(events.column("trace_id"))
+    trace, n = layout.seg, layout.n_segments
+    trace_ids = events.column("trace_id").take(pa.array(layout.first_rows()))
     groups: dict[tuple[str, bool], list[Contract]] = {}
     for c in contracts:
         groups.setdefault((c.agent, c.per_agent), []).append(c)
     tables = []
     for (agent, per_agent), cs in groups.items():
-        table, tr, rowmap = events, trace, np.arange(events.num_rows)
-        present = np.ones(n, dtype=bool)
-        if agent != "*":
-            keep = _bool(pc.equal(events.column("agent"), agent))
-            table, tr, rowmap = events.filter(pa.array(keep)), trace[keep], rowmap[keep]
-            present = np.bincount(tr, minlength=n) > 0
-        grounded = table
-        if per_agent:  # stateful atoms per (trace, agent): regroup, key the grounding by both
-            agents = pc.fill_null(table.column("agent"), "").to_numpy(zero_copy_only=False)
-            order = np.lexsort((np.arange(table.num_rows), agents, tr))
-            table, tr, rowmap = table.take(pa.array(order)), tr[order], rowmap[order]
-            key = pc.binary_join_element_wise(
-                table.column("trace_id"), pc.fill_null(table.column("agent"), ""), "\x1f"
-            )
-            grounded = table.set_column(0, "trace_id", key)
+        table, grounded, tr, rowmap, present = view.agent_table(events, trace, n, agent, per_agent)
         atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
         grounding = Grounding(grounded, perms)
         cols = {a: grounding.column(a) for a in atoms}
         # the grounding's trace numbers and type codes serve the views when both see
         # the same table (not after an agent filter or a per-agent regrouping)
         same = grounded is events
-        views = Views(
+        views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )
         out = evaluate_contracts([(c, views.of(c), cols) for c in cs], monitor_check)

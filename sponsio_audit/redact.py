@@ -8,8 +8,10 @@ private-key headers) too, whatever its key. Key names stay visible. The
 report code reuses both functions, so one definition of "secret" covers
 the session log, exported spans and reports.
 
-``truncate`` caps a text at a byte budget and says how much was cut
-(``(+1.2 KB truncated)``), never splitting a UTF-8 character.
+``clean`` drops control and bidi characters from untrusted text shown in a
+sentence and cuts it to a length. ``truncate`` caps a text at a byte budget
+and says how much was cut (``(+1.2 KB truncated)``), never splitting a
+UTF-8 character.
 """
 
 from __future__ import annotations
@@ -80,3 +82,12 @@ def args_json(args: Any, *, redact: bool = True, limit: int | None = None) -> st
         args = redact_args(args)
     text = json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str)
     return truncate(text, limit) if limit is not None else text
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def clean(text: object, limit: int = 80) -> str:
+    """``text`` without control/bidi characters, cut to ``limit`` characters with an ellipsis."""
+    s = _CONTROL.sub("", str(text))
+    return s if len(s) <= limit else s[: limit - 1] + "…"

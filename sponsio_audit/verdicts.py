@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.evidence import describe
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.ltl.patterns import describe
+from sponsio_audit.vocab import GUARANTEE, VIOLATED
 
 RAW_SCHEMA = pa.schema(
     [
@@ -121,7 +122,7 @@ def build_tables(
         },
         schema=VERDICT_SCHEMA,
     )
-    bad_rows = pc.indices_nonzero(pc.equal(raw.column("verdict"), "violated"))
+    bad_rows = pc.indices_nonzero(pc.equal(raw.column("verdict"), VIOLATED))
     bad = raw.take(bad_rows)
     if bad.num_rows == 0:
         return verdicts, VIOLATION_SCHEMA.empty_table()
@@ -157,7 +158,7 @@ def build_tables(
             "contract_id": v.column("contract_id"),
             "guarantee": v.column("guarantee"),
             "guarantee_text": binfo["guarantee_text"],
-            "kind": pc.fill_null(v.column("kind"), "guarantee"),
+            "kind": pc.fill_null(v.column("kind"), GUARANTEE),
             "severity": binfo["severity"],
             "strategy": binfo["strategy"],
             "seq": seq,
@@ -199,7 +200,7 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
         text = describe(
             by_id[r["c"]],
             r["g"],
-            r["k"] or "guarantee",
+            r["k"] or GUARANTEE,
             seq=_STEP,
             tool=r["t"],
             opened_seq=r["os"],

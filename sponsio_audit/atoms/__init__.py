@@ -1,4 +1,9 @@
-"""Atoms of SEMANTICS.md §5: the registry and the two groundings.
+"""Atoms of SEMANTICS.md §5: the registry, its groundings and the view of a contract.
+
+``registry`` is the one table of atoms; each grounding (``online``,
+``columnar``, the guard's ``guard.ground``) has one rule per atom of it,
+checked at import. ``view`` says which events a contract sees (§1), for
+both engines and the guard.
 
 ``Grounder``/``ground_events`` ground one event at a time (the guard);
 ``ground_columns``/``Grounding``/``Column`` ground a whole events table
@@ -10,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .online import Grounder, Value, ground_events
+from sponsio_audit.atoms.online import Grounder, Value, ground_events
 
 __all__ = ["Column", "Grounder", "Grounding", "Value", "ground_columns", "ground_events"]
 
@@ -19,7 +24,7 @@ _COLUMNAR = ("Column", "Grounding", "ground_columns")
 
 def __getattr__(name: str) -> Any:
     if name in _COLUMNAR:
-        from . import columnar
+        from sponsio_audit.atoms import columnar
 
         return getattr(columnar, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import fields
-from .columns import Columns, to_numpy
+from sponsio_audit.atoms import fields
+from sponsio_audit.atoms.columns import Columns, to_numpy
 
 MISSING, STRING, NUMBER, OTHER, PYNUMBER = 0, 1, 2, 3, 4
 """Kinds of a field value: NUMBER is an integer read by DuckDB, PYNUMBER one read by Python."""

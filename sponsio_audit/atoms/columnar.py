@@ -28,14 +28,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ltl.ast import Atom
-from . import arg_fields, fields, paths, scans
-from .columns import Column, Columns, bool_column, num_column, to_numpy
-from .fields import normalise_tool
-from .online import Permissions, perm_set
-from .registry import canonical_name, lookup
-from .scans import trace_starts
-from .state_columns import STATE_ATOMS
+from sponsio_audit.atoms import arg_fields, fields, paths, scans
+from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column, to_numpy
+from sponsio_audit.atoms.fields import normalise_tool
+from sponsio_audit.atoms.online import Permissions, perm_set
+from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
+from sponsio_audit.atoms.scans import trace_starts
+from sponsio_audit.atoms.state_columns import STATE_ATOMS
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.regexes import compile_regex
 
 __all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_starts"]
 
@@ -45,21 +46,14 @@ class Grounding(Columns):
 
     def column(self, atom: Atom) -> Column:
         """The grounded column of ``atom`` (cached)."""
-        name = canonical_name(atom.name)
-        spec = lookup(name)
-        if spec is None or not spec.accepts(len(atom.args)):
-            raise ValueError(f"unknown atom or wrong arguments: {atom.name}{atom.args}")
-        key = Atom(name, atom.args)
-        return self.cached(("atom", key), lambda: _ATOMS[name](self, *atom.args))
+        key = Atom(spec_of(atom.name, atom.args).name, atom.args)
+        return self.cached(("atom", key), lambda: RULES.of(atom.name)(self, *atom.args))
 
 
 Builder = Callable[..., Column]
-_ATOMS: dict[str, Builder] = {}
-
-
-def _atom(fn: Builder) -> Builder:
-    _ATOMS[fn.__name__.lstrip("_")] = fn
-    return fn
+RULES: Rules[Builder] = Rules("columnar")
+"""One function per atom: ``fn(columns, *args)`` → the atom's column."""
+_atom = RULES.rule
 
 
 @_atom
@@ -69,7 +63,7 @@ def _called(g: Columns, t: Any) -> Column:
 
 @_atom
 def _called_any(g: Columns) -> Column:
-    return bool_column(g.is_type("tool_call"))
+    return bool_column(g.is_type(TOOL))
 
 
 @_atom
@@ -96,9 +90,6 @@ def _arg_has(g: Columns, t: Any, regex: Any) -> Column:
     return bool_column(*_args_search(g, t, regex))
 
 
-_ATOMS["called_with"] = _arg_has
-
-
 def _on_args(g: Columns, t: Any, fn: Callable[[Any], bool]) -> Column:
     calls = g.calls(t)
     hit = g.per_args(calls, fields.tool_key(str(t)), fn, bool)
@@ -115,7 +106,7 @@ def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) 
 
 @_atom
 def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
-    fields.compile_regex(str(regex))
+    compile_regex(str(regex))
     return _on_field(g, t, f, lambda text: pc.match_substring_regex(text, str(regex)))
 
 
@@ -239,7 +230,9 @@ def _arg_numeric(g: Columns, t: Any, f: Any) -> Column:
     return _keep_field(g, t, arg_fields.numbers(g, calls, fields.tool_key(str(t)), str(f)))
 
 
-_ATOMS.update(STATE_ATOMS)
+for _fn in STATE_ATOMS.values():
+    RULES.rule(_fn)
+RULES.complete()
 
 
 def ground_columns(

@@ -21,8 +21,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import fields, scans
-from .online import Permissions
+from sponsio_audit.atoms import fields
+from sponsio_audit.atoms.online import Permissions
+from sponsio_audit.atoms.registry import TOOL
+from sponsio_audit.ltl.columnar.segments import Segments
+from sponsio_audit.regexes import compile_regex
 
 
 @dataclass(frozen=True)
@@ -125,23 +128,12 @@ class Columns:
         self.n = table.num_rows
         self.permissions = permissions
         self._cache: dict[Hashable, Any] = {}
-        ids = table.column("trace_id")
-        flags = np.ones(self.n, dtype=bool)
-        if self.n > 1:
-            new = pc.not_equal(ids.slice(1), ids.slice(0, self.n - 1))
-            flags[1:] = bool_values(pc.fill_null(new, True).combine_chunks())
-        self._flags = flags
-        self.start = scans.starts_from_flags(flags)
+        self.segments = Segments.of_ids(table.column("trace_id"))
+        self.start = self.segments.start
 
     def trace_number(self) -> tuple[np.ndarray, int]:
-        """Trace number of every row and the number of traces (``columnar_views.trace_index``)."""
-
-        def make() -> tuple[np.ndarray, int]:
-            number = np.cumsum(self._flags, dtype=np.int64)
-            number -= 1
-            return number, int(number[-1]) + 1 if self.n else 0
-
-        return self.cached("trace number", make)
+        """Trace number of every row and the number of traces (``Segments.seg``)."""
+        return self.segments.seg, self.segments.n_segments
 
     def equal_mask(self, column: str, value: str) -> np.ndarray:
         """Rows where string ``column`` equals ``value`` (null rows: False)."""
@@ -186,7 +178,7 @@ class Columns:
 
         def make() -> np.ndarray:
             enc = self.encoded("tool")
-            return np.where(self.is_type("tool_call"), enc.codes, np.int32(len(enc.dictionary)))
+            return np.where(self.is_type(TOOL), enc.codes, np.int32(len(enc.dictionary)))
 
         return self.cached("call codes", make)
 
@@ -248,7 +240,7 @@ class Columns:
 
         The regex runs once per distinct value.
         """
-        fields.compile_regex(regex)  # a configuration error, reported the same way as online
+        compile_regex(regex)  # a configuration error, reported the same way as online
 
         def make() -> np.ndarray:
             d = self.distinct(name, rows, rows_key)

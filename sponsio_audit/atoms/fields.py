@@ -7,31 +7,17 @@ on what a tool name, a field or a number is (SEMANTICS.md §5).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from typing import Any
 
-import re2
+from sponsio_audit.regexes import compile_regex
+from sponsio_audit.vocab import TOKEN_KINDS
 
 MISSING: Any = object()
 """Sentinel: the field is absent from the arguments object."""
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # a bad contract regex is reported by the caller, not on stderr
-
-_NUMERIC = re2.compile(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$", options=_OPTIONS)
-
-TOKEN_KINDS = ("input", "output", "total")
-
-
-@functools.lru_cache(maxsize=1024)
-def compile_regex(pattern: str) -> Any:
-    """RE2-compile a contract regex (unanchored search); ValueError when RE2 rejects it."""
-    try:
-        return re2.compile(pattern, options=_OPTIONS)
-    except re2.error as exc:
-        raise ValueError(f"invalid RE2 regex {pattern!r}: {exc}") from None
+_NUMERIC = compile_regex(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$")
 
 
 def normalise_tool(name: str | None) -> str | None:

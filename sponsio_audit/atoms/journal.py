@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from ..event import Event
-from . import fields
+from sponsio_audit.atoms import fields
+from sponsio_audit.event import Event
 
 _ABSENT: Any = object()
 

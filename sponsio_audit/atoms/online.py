@@ -38,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from ..event import Event, args_text
-from ..ltl.ast import Atom
-from . import fields, paths
-from .journal import Journal
-from .registry import canonical_name, lookup
+from sponsio_audit.atoms import fields, paths
+from sponsio_audit.atoms.journal import Journal
+from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
+from sponsio_audit.event import Event, args_text
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.regexes import compile_regex
 
 Value = Union[bool, int, float, None]
 """An atom's value at one position; None is unknown."""
@@ -50,7 +51,6 @@ Value = Union[bool, int, float, None]
 Permissions = Union[Mapping[str, frozenset[str]], frozenset[str], None]
 
 _ABSENT: Any = object()
-_TOOL = "tool_call"
 
 
 class _Ev:
@@ -60,7 +60,7 @@ class _Ev:
 
     def __init__(self, e: Event) -> None:
         self.e = e
-        self.is_tool = e.type == _TOOL
+        self.is_tool = e.type == TOOL
         self.low = e.tool.lower() if e.tool is not None else None
         self.norm = fields.normalise_tool(e.tool)
         self._text: Any = _ABSENT
@@ -107,13 +107,12 @@ class Grounder(Journal):
     # ------------------------------------------------------------ atoms
 
     def _build(self, atom: Atom) -> Eval:
-        name = canonical_name(atom.name)
-        spec = lookup(name)
-        if spec is None or not spec.accepts(len(atom.args)):
-            raise ValueError(f"unknown atom or wrong arguments: {atom.name}{atom.args}")
-        a = atom.args
-        build = getattr(self, "_b_" + name)
-        return build(atom, *a) if name != "arg_paths_within" else build(atom, a[0], a[1:])
+        spec = spec_of(atom.name, atom.args)
+        a: tuple[Any, ...] = atom.args
+        if spec.variadic:  # the last parameter takes the remaining arguments as one tuple
+            n = len(spec.params) - 1
+            a = (*a[:n], a[n:])
+        return RULES.of(atom.name)(self, atom, *a)
 
     def _keep_last(self, atom: Atom, at: Callable[[_Ev], bool], value: Eval) -> Eval:
         def fn(ev: _Ev) -> Value:
@@ -165,13 +164,11 @@ class Grounder(Journal):
         return fn
 
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
         return self._on_args(t, lambda ev: rx.search(ev.text) is not None)
 
-    _b_called_with = _b_arg_has
-
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def then(ev: _Ev) -> bool:
             v = fields.field_value(ev.e.args, str(f))
@@ -194,7 +191,7 @@ class Grounder(Journal):
 
     def _b_output_has(self, atom: Atom, t: str, regex: str) -> Eval:
         key = fields.tool_key(str(t))
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if not ev.calls(key):
@@ -226,7 +223,7 @@ class Grounder(Journal):
         return lambda ev: s != d and s in self.carries(d)
 
     def _text_atom(self, kind: str, regex: str, attr: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if ev.e.type != kind:
@@ -286,7 +283,7 @@ class Grounder(Journal):
 
     def _b_count_with(self, atom: Atom, t: str, regex: str) -> Eval:
         key = fields.tool_key(str(t))
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
 
         def fn(ev: _Ev) -> Value:
             if ev.calls(key):
@@ -331,7 +328,7 @@ class Grounder(Journal):
         return self._ctx_atom(str(k), lambda cur: cur == want)
 
     def _b_ctx_matches(self, atom: Atom, k: str, regex: str) -> Eval:
-        rx = fields.compile_regex(str(regex))
+        rx = compile_regex(str(regex))
         return self._ctx_atom(str(k), lambda cur: rx.search(cur) is not None)
 
     def _b_delegation_depth(self, atom: Atom) -> Eval:
@@ -342,6 +339,14 @@ class Grounder(Journal):
             return self.depth(depth_subject(e.type, e.agent, e.target))
 
         return fn
+
+
+RULES: Rules[Callable[..., Eval]] = Rules("online", prefix="b_")
+"""One builder per atom: ``Grounder._b_<atom>(grounder, atom, *args)`` → its evaluator."""
+for _name in dir(Grounder):
+    if _name.startswith("_b_"):
+        RULES.rule(getattr(Grounder, _name))
+RULES.complete()
 
 
 def depth_subject(kind: str, agent: str | None, target: str | None) -> str | None:

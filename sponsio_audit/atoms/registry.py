@@ -3,8 +3,12 @@
 Each entry says what an atom is called, its parameters, its value type,
 which event types it is grounded from, when it is unknown, and whether it
 carries state across events. The config loader resolves ``ltl:`` atoms
-against it, ``sponsio-audit atoms`` lists it, and both groundings (online
-and columnar) implement exactly these entries.
+against it, ``sponsio-audit atoms`` lists it, and the three groundings
+(online, columnar, the guard's) implement exactly these entries: each keeps
+one ``Rules`` table of one function per atom name, checked against this
+table when its module is imported (an atom without a rule fails the import).
+An alias (``llm_said``) and an atom defined as another (``called_with`` is
+``arg_has``: ``same_as``) resolve to the one rule through ``grounding_name``.
 
 Values at positions whose event is not of an atom's source type
 (SEMANTICS.md §5): a bool *event* atom is false; an int/number atom keeps
@@ -15,7 +19,9 @@ has its running value at every position, computed from the whole
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 TOOL = "tool_call"
 LLM_REQ = "llm_request"
@@ -44,10 +50,22 @@ class AtomSpec:
     variadic: bool = False  # the last parameter repeats (one or more)
     stateful: bool = False
     aliases: tuple[str, ...] = ()
+    same_as: str | None = None  # grounded by another atom's rule (same values everywhere)
 
     @property
     def min_args(self) -> int:
         return len(self.params)
+
+    @property
+    def keeps_value(self) -> bool:
+        """True when the value at an event outside the atom's events is carried over
+        (state atoms, and int/number atoms keep their last value)."""
+        return self.stateful or self.value != "bool"
+
+    @property
+    def may_be_unknown(self) -> bool:
+        """True when some recorded event can leave the atom unknown."""
+        return self.unknown != "never"
 
     def accepts(self, nargs: int) -> bool:
         """True when ``nargs`` arguments fit this atom's parameters."""
@@ -205,6 +223,7 @@ ATOMS: tuple[AtomSpec, ...] = (
         _T,
         "e_i calls t and its args are missing",
         "called(t) and arg_has(t, re)",
+        same_as="arg_has",
     ),
     AtomSpec(
         "count_with",
@@ -286,3 +305,61 @@ def names() -> list[str]:
 def regex_params(spec: AtomSpec) -> list[int]:
     """Positions of the regex parameters of ``spec`` (for RE2 checks at load time)."""
     return [i for i, p in enumerate(spec.params) if p.kind == "regex"]
+
+
+def grounding_name(name: str) -> str:
+    """The atom whose rule grounds ``name``: aliases resolved, then ``same_as``."""
+    spec = _BY_NAME.get(name)
+    if spec is None:
+        return name
+    return spec.same_as or spec.name
+
+
+def spec_of(name: str, args: tuple[Any, ...]) -> AtomSpec:
+    """The registered atom ``name`` when it takes ``args``; ValueError otherwise."""
+    spec = _BY_NAME.get(name)
+    if spec is None or not spec.accepts(len(args)):
+        raise ValueError(f"unknown atom or wrong arguments: {name}{args}")
+    return spec
+
+
+class IncompleteGrounding(RuntimeError):
+    """A grounding has no rule for some registered atom (raised when its module is imported)."""
+
+
+R = TypeVar("R", bound=Callable[..., Any])
+
+
+class Rules(Generic[R]):
+    """One grounding's table: one function per atom, by registered name.
+
+    ``rule`` registers a function under its name without the leading
+    underscores and the optional ``prefix``; ``complete`` fails unless every
+    atom of ``needed`` (default: the registry, ``same_as`` atoms left out)
+    has one; ``of`` finds the rule of an atom name (aliases and ``same_as``
+    resolved).
+    """
+
+    def __init__(self, grounding: str, prefix: str = "") -> None:
+        self.grounding = grounding
+        self.prefix = prefix
+        self.table: dict[str, R] = {}
+
+    def rule(self, fn: R) -> R:
+        """Register ``fn`` as the rule of the atom it is named after."""
+        name = fn.__name__.lstrip("_").removeprefix(self.prefix)
+        if name not in _BY_NAME or _BY_NAME[name].name != name:
+            raise IncompleteGrounding(f"{self.grounding}: {fn.__name__} names no registered atom")
+        self.table[name] = fn
+        return fn
+
+    def complete(self, needed: Iterable[AtomSpec] = ATOMS) -> Rules[R]:
+        """This table, after checking that every needed atom has a rule."""
+        missing = [s.name for s in needed if s.same_as is None and s.name not in self.table]
+        if missing:
+            raise IncompleteGrounding(f"{self.grounding} grounding misses {', '.join(missing)}")
+        return self
+
+    def of(self, name: str) -> R:
+        """The rule that grounds atom ``name``."""
+        return self.table[grounding_name(name)]

@@ -1,34 +1,26 @@
 """Segmented scans over events sorted by (trace_id, seq) (ARCHITECTURE.md "Evaluating fast").
 
 Every function takes ``start``: for each row, the index of the first row of
-its trace (``trace_starts``), so one NumPy pass serves all traces at once
+its trace (``Segments.start``, via ``trace_starts``), so one NumPy pass serves all traces at once
 with no per-trace loop.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+
+from sponsio_audit.ltl.columnar.segments import Segments
 
 
 def starts_from_flags(is_start: np.ndarray) -> np.ndarray:
     """Index of each row's trace start, given a bool array marking first rows."""
-    firsts = np.flatnonzero(is_start)
-    if not len(firsts):  # no marked row (or no rows): everything belongs to trace 0
-        return np.zeros(len(is_start), dtype=np.int64)
-    lengths = np.diff(np.append(firsts, len(is_start)))
-    out = np.repeat(firsts, lengths)
-    if firsts[0] > 0:
-        out = np.concatenate([np.zeros(firsts[0], dtype=np.int64), out])
-    return out
+    return Segments.of_flags(is_start).start
 
 
 def trace_starts(trace_ids: np.ndarray) -> np.ndarray:
     """Index of each row's trace start; rows of one trace are contiguous."""
-    ids = np.asarray(trace_ids)
-    flags = np.ones(len(ids), dtype=bool)
-    if len(ids) > 1:
-        flags[1:] = ids[1:] != ids[:-1]
-    return starts_from_flags(flags)
+    return Segments.of_ids(pa.array(np.asarray(trace_ids))).start
 
 
 def _marked(mask: np.ndarray, value: np.ndarray | None, default: np.ndarray) -> np.ndarray:

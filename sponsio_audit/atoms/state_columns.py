@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..event import Event
-from . import fields, scans
-from .columns import Column, Columns, bool_column, num_column
-from .journal import Journal
+from sponsio_audit.atoms import fields, scans
+from sponsio_audit.atoms.columns import Column, Columns, bool_column, num_column
+from sponsio_audit.atoms.journal import Journal
+from sponsio_audit.event import Event
+from sponsio_audit.regexes import compile_regex
 
 
 def _events(g: Columns, at: np.ndarray) -> list[Event]:
@@ -69,7 +70,7 @@ def _ctx(g: Columns, k: Any, v: Any) -> Column:
 
 
 def _ctx_matches(g: Columns, k: Any, regex: Any) -> Column:
-    rx = fields.compile_regex(str(regex))
+    rx = compile_regex(str(regex))
     return _ctx_atom(g, k, lambda cur: rx.search(cur) is not None)
 
 

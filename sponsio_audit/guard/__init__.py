@@ -6,11 +6,10 @@ after it (``guard_after``) and reports open obligations at the end
 semantics, ``strategies`` for what each contract strategy does.
 """
 
+from sponsio_audit.guard.guard import Guard
+from sponsio_audit.guard.otlp_export import OtlpHttpExporter
+from sponsio_audit.guard.strategies import Decision, ToolBlocked, Violation
 from sponsio_audit.redact import looks_secret, redact_args
-
-from .guard import Guard
-from .otlp_export import OtlpHttpExporter
-from .strategies import Decision, ToolBlocked, Violation
 
 __all__ = [
     "Decision",

@@ -29,12 +29,12 @@ from typing import Any
 
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions
+from sponsio_audit.guard.ground import PARAMS, Grounding, Key
+from sponsio_audit.guard.live import Obligation, shape
+from sponsio_audit.guard.past import LITERALS, Compiler, StepFn
 from sponsio_audit.ltl.ast import Always, Formula, is_future_free
 from sponsio_audit.ltl.reference import Check
-
-from .ground import PARAMS, Grounding, Key
-from .live import Obligation, shape
-from .past import LITERALS, Compiler, StepFn
+from sponsio_audit.vocab import LIVENESS
 
 _TABLE = 4096  # tool names remembered by the dispatch (the variants are per tool key)
 
@@ -148,7 +148,7 @@ class Bank:
     def liveness(self, k: int) -> Check | None:
         """Clause ``k``'s liveness violation open at the end, if any."""
         c = self.check(k)
-        return c if c is not None and c.value is False and c.kind == "liveness" else None
+        return c if c is not None and c.value is False and c.kind == LIVENESS else None
 
     def reset(self) -> None:
         """Back to the empty trace."""

@@ -21,31 +21,19 @@ with its kind (``b`` bool, ``k`` bool or unknown, ``i`` int, ``a`` any).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sponsio_audit.atoms import fields, paths
 from sponsio_audit.atoms.online import Grounder, Permissions
-from sponsio_audit.atoms.registry import TOOL, canonical_name, lookup
+from sponsio_audit.atoms.registry import ATOMS, TOOL, AtomSpec, Rules, canonical_name, spec_of
 from sponsio_audit.event import Event, args_text
+from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
-
-from .past import Compiler
+from sponsio_audit.regexes import compile_regex, is_literal
 
 _U: Any = object()  # the args text is not built yet
-_META = frozenset("\\.^$|?*+()[]{}")  # a pattern without these is a literal
 Key = tuple[bool, str]  # fields.tool_key
-_STATE = frozenset({"count", "consecutive_count", "count_with", "arg_length", "arg_numeric"})
-_KINDS = {
-    "called": "b",
-    "called_any": "b",
-    "count": "i",
-    "consecutive_count": "i",
-    "count_with": "a",
-    "arg_length": "a",
-    "arg_numeric": "a",
-}  # every other tool atom: bool or unknown ("k")
-
 PARAMS = "tool, args, content, dur, s"
 
 
@@ -83,8 +71,8 @@ class Grounding:
                 "    low = tool.lower()",
                 "    norm = _normalise(tool) if low.startswith('mcp__') else low",
             ]
-        constant = [a for a in self.atoms if TOOL not in _spec(a).sources]
-        probe = Grounder(constant, permissions).ground(Event("tool_call", agent=agent))
+        constant = [a for a in self.atoms if TOOL not in spec_of(a.name, a.args).sources]
+        probe = Grounder(constant, permissions).ground(Event(TOOL, agent=agent))
         for a in self.atoms:
             if a in probe:
                 self._constant(a, probe[a])
@@ -123,11 +111,11 @@ class Grounding:
     def _search(self, pattern: Any, subject: str) -> str:
         """Code testing whether RE2 ``pattern`` matches somewhere in ``subject``: a plain
         substring / prefix / suffix / equality test when the pattern is a literal."""
-        rx = fields.compile_regex(str(pattern))  # validates it
+        rx = compile_regex(str(pattern))  # validates it
         body = str(pattern)
         start, end = body.startswith("^"), body.endswith("$") and not body.endswith("\\$")
         body = body[int(start) : len(body) - int(end)]
-        if body and not any(ch in _META for ch in body):
+        if is_literal(body):
             if start and end:
                 return f"{subject} == {body!r}"
             if start:
@@ -142,83 +130,127 @@ class Grounding:
         return f"{pad}if text is _U: text = _args_text(args)"
 
     def _emit(self, a: Atom, name: str) -> None:
-        c, args = self.c, a.args
-        g = f"g{len(c.terms)}"
-        self._bind(a, g, _KINDS.get(name, "k"))
-        if name == "called_any":
-            self._bind(a, "True", "b")
+        spec = spec_of(name, a.args)
+        g = f"g{len(self.c.terms)}"
+        self._bind(a, g, _kind(spec))
+        if name in ("called_any", "called"):
+            EMIT.of(name)(self, a, g, "", 0)
             return
-        k = self._calls(args[0])
-        add = c.lines.append
-        if name == "called":
-            self._bind(a, k, "b")
-            return
-        slot = c.slot(0, a) if name in _STATE else 0
-        if k == "False":  # not a call of t here: bool atoms false, state atoms unchanged
-            if name == "consecutive_count":
-                add(f"s[{slot}] = 0")
-                self._bind(a, "0", "i")
-            elif name in _STATE:
-                add(f"{g} = s[{slot}]")
+        k = self._calls(a.args[0])
+        slot = self.c.slot(0, a) if spec.keeps_value else 0
+        if k == "False" and name != "consecutive_count":
+            # not a call of t here: bool atoms false, state atoms unchanged
+            if spec.keeps_value:
+                self.c.lines.append(f"{g} = s[{slot}]")
             else:
                 self._bind(a, "False", "b")
             return
-        pad = "" if k == "True" else "    "
-        head = [] if k == "True" else [f"if {k}:"]
-        if name in ("count", "consecutive_count"):
-            if k == "True":
-                add(f"{g} = s[{slot}] = s[{slot}] + 1")
-            elif name == "count":
-                add(f"{g} = s[{slot}] + 1 if {k} else s[{slot}]")
-                add(f"if {k}: s[{slot}] = {g}")
-            else:
-                add(f"{g} = s[{slot}] = s[{slot}] + 1 if {k} else 0")
-        elif name == "count_with":
-            add(f"{g} = s[{slot}]")
-            add(f"if {'' if k == 'True' else k + ' and '}{g} is not None:")
-            add(f"    if args is None: {g} = s[{slot}] = None")
-            add("    else:")
-            add(self._text_line("        "))
-            add(f"        if {self._search(args[1], 'text')}: {g} = s[{slot}] = {g} + 1")
-        elif name in ("arg_length", "arg_numeric"):
-            f = str(args[1])
-            conv = "len(_text_form(fv))" if name == "arg_length" else "_numeric(fv)"
-            c.lines += head
-            add(f"{pad}if args is None: s[{slot}] = None")
-            add(f"{pad}else:")
-            add(f"{pad}    fv = _field(args, {f!r})")
-            add(f"{pad}    s[{slot}] = None if fv is _MISSING else {conv}")
-            add(f"{g} = s[{slot}]")
-        elif name in ("output_has", "latency_exceeds"):
-            src = "content" if name == "output_has" else "dur"
-            if name == "output_has":
-                test = self._search(args[1], "content")
-            else:
-                test = f"float(dur) > {c.const(float(args[1]) * 1e6)}"
-            tail = "" if k == "True" else f" if {k} else False"
-            add(f"{g} = (None if {src} is None else {test}){tail}")
-        else:  # a bool atom on the args, unknown when they are missing
-            add(f"if args is None: {g} = None" if k == "True" else f"if not {k}: {g} = False")
-            if k != "True":
-                add(f"elif args is None: {g} = None")
-            add("else:")
-            c.lines += self._args_test(a, name, g)
+        EMIT.of(name)(self, a, g, k, slot)
 
-    def _args_test(self, a: Atom, name: str, g: str) -> list[str]:
-        c, args = self.c, a.args
-        if name in ("arg_has", "called_with"):
-            return [self._text_line("    "), f"    {g} = {self._search(args[1], 'text')}"]
-        if name == "arg_paths_within":
-            norms = c.const([paths.normalise(str(p)) for p in args[1:]])
-            return [f"    {g} = _paths_within(args, {norms}, {c.const({})})"]
-        f = str(args[1])
-        if name == "arg_field_has":
-            test = self._search(args[2], "_text_form(fv)")
-        elif name == "arg_eq":
-            test = f"_text_form(fv) == {c.const(fields.arg_text(args[2]))}"
+    # ------------------------------------------------------------ one rule per tool atom
+    # each: (grounding, atom, its local, the "calls t" test, its state slot)
+
+    def _e_called_any(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._bind(a, "True", "b")
+
+    def _e_called(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._bind(a, self._calls(a.args[0]), "b")
+
+    def _e_count(self, a: Atom, g: str, k: str, slot: int) -> None:
+        add = self.c.lines.append
+        if k == "True":
+            add(f"{g} = s[{slot}] = s[{slot}] + 1")
         else:
-            raise ValueError(f"the guard cannot ground {a.name}{a.args}")
-        return [f"    fv = _field(args, {f!r})", f"    {g} = fv is not _MISSING and {test}"]
+            add(f"{g} = s[{slot}] + 1 if {k} else s[{slot}]")
+            add(f"if {k}: s[{slot}] = {g}")
+
+    def _e_consecutive_count(self, a: Atom, g: str, k: str, slot: int) -> None:
+        if k == "False":  # any other event ends the run
+            self.c.lines.append(f"s[{slot}] = 0")
+            self._bind(a, "0", "i")
+        elif k == "True":
+            self.c.lines.append(f"{g} = s[{slot}] = s[{slot}] + 1")
+        else:
+            self.c.lines.append(f"{g} = s[{slot}] = s[{slot}] + 1 if {k} else 0")
+
+    def _e_count_with(self, a: Atom, g: str, k: str, slot: int) -> None:
+        add = self.c.lines.append
+        add(f"{g} = s[{slot}]")
+        add(f"if {'' if k == 'True' else k + ' and '}{g} is not None:")
+        add(f"    if args is None: {g} = s[{slot}] = None")
+        add("    else:")
+        add(self._text_line("        "))
+        add(f"        if {self._search(a.args[1], 'text')}: {g} = s[{slot}] = {g} + 1")
+
+    def _field_state(self, a: Atom, g: str, k: str, slot: int, conv: str) -> None:
+        pad = "" if k == "True" else "    "
+        self.c.lines += [] if k == "True" else [f"if {k}:"]
+        add = self.c.lines.append
+        add(f"{pad}if args is None: s[{slot}] = None")
+        add(f"{pad}else:")
+        add(f"{pad}    fv = _field(args, {str(a.args[1])!r})")
+        add(f"{pad}    s[{slot}] = None if fv is _MISSING else {conv}")
+        add(f"{g} = s[{slot}]")
+
+    def _e_arg_length(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._field_state(a, g, k, slot, "len(_text_form(fv))")
+
+    def _e_arg_numeric(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._field_state(a, g, k, slot, "_numeric(fv)")
+
+    def _e_output_has(self, a: Atom, g: str, k: str, slot: int) -> None:
+        test = self._search(a.args[1], "content")
+        tail = "" if k == "True" else f" if {k} else False"
+        self.c.lines.append(f"{g} = (None if content is None else {test}){tail}")
+
+    def _e_latency_exceeds(self, a: Atom, g: str, k: str, slot: int) -> None:
+        test = f"float(dur) > {self.c.const(float(a.args[1]) * 1e6)}"
+        tail = "" if k == "True" else f" if {k} else False"
+        self.c.lines.append(f"{g} = (None if dur is None else {test}){tail}")
+
+    def _on_args(self, g: str, k: str, test: list[str]) -> None:
+        """A bool atom on the args of a call of t, unknown when they are missing."""
+        add = self.c.lines.append
+        add(f"if args is None: {g} = None" if k == "True" else f"if not {k}: {g} = False")
+        if k != "True":
+            add(f"elif args is None: {g} = None")
+        add("else:")
+        self.c.lines += test
+
+    def _on_field(self, a: Atom, g: str, k: str, test: str) -> None:
+        f = str(a.args[1])
+        self._on_args(
+            g, k, [f"    fv = _field(args, {f!r})", f"    {g} = fv is not _MISSING and {test}"]
+        )
+
+    def _e_arg_has(self, a: Atom, g: str, k: str, slot: int) -> None:
+        line = self._text_line("    ")
+        self._on_args(g, k, [line, f"    {g} = {self._search(a.args[1], 'text')}"])
+
+    def _e_arg_paths_within(self, a: Atom, g: str, k: str, slot: int) -> None:
+        norms = self.c.const([paths.normalise(str(p)) for p in a.args[1:]])
+        self._on_args(g, k, [f"    {g} = _paths_within(args, {norms}, {self.c.const({})})"])
+
+    def _e_arg_field_has(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._on_field(a, g, k, self._search(a.args[2], "_text_form(fv)"))
+
+    def _e_arg_eq(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._on_field(a, g, k, f"_text_form(fv) == {self.c.const(fields.arg_text(a.args[2]))}")
+
+
+def _kind(spec: AtomSpec) -> str:
+    """The local's kind: ``b`` bool, ``k`` bool or unknown, ``i`` int, ``a`` any."""
+    if spec.value == "bool":
+        return "k" if spec.may_be_unknown else "b"
+    return "a" if spec.may_be_unknown else "i"
+
+
+EMIT: Rules[Callable[[Grounding, Atom, str, str, int], None]] = Rules("guard", prefix="e_")
+"""One emitter per atom grounded from tool calls (the others are folded as constants)."""
+for _name in dir(Grounding):
+    if _name.startswith("_e_"):
+        EMIT.rule(getattr(Grounding, _name))
+EMIT.complete(s for s in ATOMS if TOOL in s.sources)
 
 
 def paths_within(args: Any, prefixes: Sequence[paths.Norm], memo: dict[str, bool]) -> bool:
@@ -233,13 +265,6 @@ def paths_within(args: Any, prefixes: Sequence[paths.Norm], memo: dict[str, bool
         if not ok:
             return False
     return True
-
-
-def _spec(a: Atom) -> Any:
-    spec = lookup(canonical_name(a.name))
-    if spec is None or not spec.accepts(len(a.args)):
-        raise ValueError(f"unknown atom or wrong arguments: {a.name}{a.args}")
-    return spec
 
 
 class ToolGrounder:

@@ -40,18 +40,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sponsio_audit.atoms.registry import TOOL
+from sponsio_audit.atoms.view import applies_to
+from sponsio_audit.guard import session_log as sl
+from sponsio_audit.guard import spans as sp
+from sponsio_audit.guard.bank import Bank
+from sponsio_audit.guard.ground import ToolGrounder
+from sponsio_audit.guard.otlp_export import OtlpHttpExporter
+from sponsio_audit.guard.runtime import ContractRun, is_plain, unsupported
+from sponsio_audit.guard.strategies import Decision, Escalate, Violation, decide, outcome
+from sponsio_audit.guard.support import contract_checks, load, redact, result_text
+from sponsio_audit.guard.wrap import guarded as _guarded
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.reference import Check
-
-from . import session_log as sl
-from . import spans as sp
-from .bank import Bank
-from .ground import ToolGrounder
-from .otlp_export import OtlpHttpExporter
-from .runtime import ContractRun, is_plain, unsupported
-from .strategies import Decision, Escalate, Violation, decide, outcome
-from .support import contract_checks, load, redact, result_text
-from .wrap import guarded as _guarded
+from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, LIVENESS
 
 _OUTPUT_ATOMS = frozenset({"output_has", "latency_exceeds"})
 _time_ns = time.time_ns
@@ -85,7 +87,7 @@ class Guard:
         self.skipped: list[tuple[str, str]] = []
         applicable: list[Contract] = []
         for c in loaded:
-            if c.agent not in (agent_id, "*") or "tool_call" not in c.view_types():
+            if not applies_to(c, agent_id, TOOL):
                 continue
             why = unsupported(c)
             if why is not None:
@@ -190,7 +192,7 @@ class Guard:
         for k in out:
             cid, text, severity, strategy, safe = self._bank_violations[k]
             message = f"{text} is false at step {pos} (call of {tool})"
-            fired.append(Violation(cid, text, "guarantee", severity, strategy, message, safe))
+            fired.append(Violation(cid, text, GUARANTEE, severity, strategy, message, safe))
         val = dict(zip(bank.atoms, values, strict=True)) if self._mapping else None
         for run in self.runs:
             c, sg = run.contract, run.contract.strategy
@@ -342,10 +344,10 @@ class Guard:
         for k, (c, text) in enumerate(self._bank_meta):
             check = self.bank.liveness(k)
             if check is not None:
-                found.append((self._order[c.id], c, text, "liveness", check))
+                found.append((self._order[c.id], c, text, LIVENESS, check))
         for run in self.runs:
             for clause, check in run.finish():
-                kind = "assumption" if clause.kind == "assumption" else "liveness"
+                kind = ASSUMPTION if clause.kind == ASSUMPTION else LIVENESS
                 found.append((self._order[run.contract.id], run.contract, clause.text, kind, check))
         found.sort(key=lambda x: x[0])
         return [x[1:] for x in found]

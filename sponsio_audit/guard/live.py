@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import (
     Always,
     Bool,
@@ -42,8 +43,7 @@ from sponsio_audit.ltl.ast import (
     is_future_free,
 )
 from sponsio_audit.ltl.reference import Check, K
-
-from .past import Compiler
+from sponsio_audit.vocab import GUARANTEE, LIVENESS
 
 Shape = tuple[Formula, Formula, int, int]
 """(escape e, q, lo, hi) of ``G(e ∨ F[lo,hi] q)``; hi < 0 for ``F q``."""
@@ -126,11 +126,11 @@ class Obligation:
         if self.hi < 0:
             hard, maybe = (s[j] for j in self.slots)
             if hard >= 0:
-                return Check(False, "liveness", last, (last,), hard)
+                return Check(False, LIVENESS, last, (last,), hard)
             return Check(None if maybe else True)
         pending, conj, blame = (s[j] for j in self.slots)
         if conj is False:
-            return Check(False, "guarantee", blame, (blame,))
+            return Check(False, GUARANTEE, blame, (blame,))
         value: K = conj
         opened = None
         for start, v in pending:
@@ -140,7 +140,7 @@ class Obligation:
             elif value is True:
                 value = None
         if value is False:
-            return Check(False, "liveness", last, (last,), opened)
+            return Check(False, LIVENESS, last, (last,), opened)
         return Check(value)
 
 

@@ -31,7 +31,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from . import spans as sp
+from sponsio_audit.guard import spans as sp
 
 RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
 

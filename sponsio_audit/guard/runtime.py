@@ -37,14 +37,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sponsio_audit.ltl.ast import And, Formula, is_future_free
-from sponsio_audit.ltl.contract import Clause, Contract
+from sponsio_audit.guard.bank import Bank, fusable, is_safety
+from sponsio_audit.guard.past import PastFormula
+from sponsio_audit.ltl.ast import Formula, is_future_free
+from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.monitor import Monitor
 from sponsio_audit.ltl.parse import show
 from sponsio_audit.ltl.reference import Check
-
-from .bank import Bank, fusable, is_safety
-from .past import PastFormula
+from sponsio_audit.vocab import ASSUMPTION, LIVENESS
 
 __all__ = ["ClauseRun", "ContractRun", "is_plain", "is_safety", "unsupported"]
 
@@ -103,7 +103,7 @@ class ClauseRun:
             return self.bank.liveness(0)
         assert self.mon is not None
         c = self.mon.finish()
-        return c if c.value is False and c.kind == "liveness" else None
+        return c if c.value is False and c.kind == LIVENESS else None
 
 
 def is_plain(contract: Contract) -> bool:
@@ -112,16 +112,6 @@ def is_plain(contract: Contract) -> bool:
     return not any(a.skipped is None for a in contract.assumptions) and all(
         fusable(g.formula) for g in contract.guarantees if g.skipped is None
     )
-
-
-def _conj(clauses: list[Clause]) -> Formula | None:
-    fs = [c.formula for c in clauses]
-    if not fs:
-        return None
-    out = fs[0]
-    for f in fs[1:]:
-        out = And(out, f)
-    return out
 
 
 def unsupported(contract: Contract) -> str | None:
@@ -156,8 +146,8 @@ class ContractRun:
         self.seen = [False] * len(self.activators)
         self.active = not self.activators
         self.offset = 0
-        conj = None if self.first_match else _conj(assumptions)
-        self.assumption = ClauseRun(conj, "assumption", index, kinds) if conj is not None else None
+        conj = None if self.first_match else contract.assumption()
+        self.assumption = ClauseRun(conj, ASSUMPTION, index, kinds) if conj is not None else None
         self.assumption_failed = False
         self.guarantees = self._fresh_guarantees() if self.active else []
         self._undo: tuple[Any, ...] | None = None
@@ -232,17 +222,5 @@ class ContractRun:
         for g in self.guarantees:
             c = g.finish()
             if c is not None:
-                out.append((g, _shift(c, self.offset)))
+                out.append((g, c.shifted(self.offset)))
         return out
-
-
-def _shift(c: Check, k: int) -> Check:
-    if not k:
-        return c
-    return Check(
-        c.value,
-        c.kind,
-        None if c.blame is None else c.blame + k,
-        tuple(i + k for i in c.offending),
-        None if c.opened is None else c.opened + k,
-    )

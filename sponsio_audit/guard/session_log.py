@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from .strategies import Decision, line_result
+from sponsio_audit.guard.strategies import Decision, line_result
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-]+")
 

@@ -24,10 +24,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from sponsio_audit.guard import semconv as sc
+from sponsio_audit.guard.strategies import Decision, Violation
 from sponsio_audit.redact import args_json, truncate
-
-from . import semconv as sc
-from .strategies import Decision, Violation
 
 KIND_INTERNAL = 1
 STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sponsio_audit.guard import spans as sp
+from sponsio_audit.guard.strategies import Decision
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.redact import REDACTED, SECRET_KEY, redact_args
-
-from . import spans as sp
-from .strategies import Decision
 
 _SECRET_KEYS: dict[Any, bool] = {}  # key → whether SECRET_KEY matches it (bounded memo)
 _PLAIN = frozenset({int, float, bool, type(None)})  # redact_args returns these as they are

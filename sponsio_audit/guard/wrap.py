@@ -17,10 +17,10 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .strategies import Decision, ToolBlocked
+from sponsio_audit.guard.strategies import Decision, ToolBlocked
 
 if TYPE_CHECKING:
-    from .guard import Guard
+    from sponsio_audit.guard.guard import Guard
 
 
 def _bind(sig: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict:

@@ -6,7 +6,7 @@ and chat transcripts, and fills the ``files``, ``skipped``, ``spans``,
 ``events`` and ``decisions`` tables (see ``pipeline`` for the passes).
 """
 
-from .pipeline import IngestSummary, ingest
-from .store import Store
+from sponsio_audit.ingest.pipeline import IngestSummary, ingest
+from sponsio_audit.ingest.store import Store
 
 __all__ = ["IngestSummary", "Store", "ingest"]

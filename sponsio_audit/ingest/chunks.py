@@ -20,14 +20,26 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..event import EVENT_SCHEMA
-from ..trace_batches import whole_traces
-from . import otlp_json, otlp_proto
-from .conventions import span_facts
-from .sniff import BadRecord, parse_line, proto_records, raw_lines, unwrap_record
-from .store import DECISIONS_SCHEMA, FACTS_SCHEMA, SPANS_SCHEMA, decision_row, rows_batch
-from .trace_events import ROW_FIELDS, trace_events
-from .values import dumps
+from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ingest import otlp_json, otlp_proto
+from sponsio_audit.ingest.conventions import span_facts
+from sponsio_audit.ingest.sniff import (
+    BadRecord,
+    parse_line,
+    proto_records,
+    raw_lines,
+    unwrap_record,
+)
+from sponsio_audit.ingest.store import (
+    DECISIONS_SCHEMA,
+    FACTS_SCHEMA,
+    SPANS_SCHEMA,
+    decision_row,
+    rows_batch,
+)
+from sponsio_audit.ingest.trace_events import ROW_FIELDS, trace_events
+from sponsio_audit.ingest.values import dumps
+from sponsio_audit.trace_batches import whole_traces
 
 CHUNK_BYTES = 4 << 20
 """Raw bytes of records handed to one ``decode`` call (at least one record)."""

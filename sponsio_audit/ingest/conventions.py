@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import messages as m
-from .values import as_args, as_text, dumps, loads_maybe
+from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 FACT_FIELDS = (
     "role",  # tool | llm | agent | turn | check | enforce | violation | None

@@ -8,48 +8,17 @@ missing times) and numbered, then written.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
-from ..event import EVENT_SCHEMA, Event, event_row
-from .sniff import BadRecord, classify
-from .store import decision_row
+from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
+from sponsio_audit.ingest import native, session_log, transcript
+from sponsio_audit.ingest.chunks import decode_document
+from sponsio_audit.ingest.parsed import Parsed
+from sponsio_audit.ingest.sniff import BadRecord, classify
+from sponsio_audit.ingest.store import decision_row
 
 _COLUMNS = tuple(EVENT_SCHEMA.names)
 """Columns of the ``events`` table, in order."""
-
-
-@dataclass
-class Parsed:
-    """What one format reader made of a file: traces of events, decisions, skips."""
-
-    traces: list[list[Event]] = field(default_factory=list)
-    decisions: list[tuple] = field(default_factory=list)
-    skipped: list[tuple[int, str]] = field(default_factory=list)
-    records: int = 0
-
-
-def ts_ns(v: Any) -> int | None:
-    """A timestamp as Unix nanoseconds: ISO-8601 text (naive = UTC) or epoch s/ms/µs/ns."""
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        x = float(v)
-        for scale in (1e9, 1e6, 1e3, 1.0):
-            if abs(x) * scale < 1e19:
-                return int(v * scale) if scale > 1 else int(v)
-        return None
-    if isinstance(v, str):
-        try:
-            d = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=timezone.utc)
-        delta = d - datetime(1970, 1, 1, tzinfo=timezone.utc)
-        return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
-    return None
 
 
 def numbered(trace: list[Event]) -> list[Event]:
@@ -71,8 +40,6 @@ def load(
     r: Any, file_id: int, sha: str, fmt: str, layout: str, recs: Iterable[tuple[int, Any]]
 ) -> tuple[int, int, str]:
     """Read one event-shaped file into the run's buffers; returns (records, skipped, format)."""
-    from . import native, session_log, transcript
-
     recs = iter(recs)
     if layout == "document":
         first = next(recs, None)
@@ -84,8 +51,6 @@ def load(
             return 1, 1, fmt
         fmt = classify(doc) or "json"
         if fmt == "otlp_json":
-            from .chunks import decode_document
-
             return 1, r.take(decode_document(file_id, r.run, no, doc), file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
             reason = {

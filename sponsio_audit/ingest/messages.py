@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .values import as_text, dumps, loads_maybe
+from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..event import EVENT_TYPES, Event
-from .direct import Parsed, ts_ns
-from .sniff import BadRecord
-from .values import as_args, as_text, cap, to_int
+from sponsio_audit.event import EVENT_TYPES, Event
+from sponsio_audit.ingest.parsed import Parsed, ts_ns
+from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
 
 CONVENTION = "sponsio_native"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .sniff import BadRecord
-from .spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
-from .values import cut, dumps, json_attrs, norm_id, to_int
+from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
+from sponsio_audit.ingest.values import cut, dumps, json_attrs, norm_id, to_int
 
 _KIND_NAMES = {f"SPAN_KIND_{k}": k for k in KINDS}
 _STATUS_NAMES = {f"STATUS_CODE_{s}": s for s in STATUS}

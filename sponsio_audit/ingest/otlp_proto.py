@@ -12,9 +12,9 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from .sniff import BadRecord
-from .spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
-from .values import cut, dumps, pb_attrs
+from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
+from sponsio_audit.ingest.values import cut, dumps, pb_attrs
 
 
 def _event_attrs(events: Any) -> dict[str, Any] | None:

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import chunks, direct
-from .sniff import BadRecord, decompressed, json_lines, read_document, sniff
-from .store import Buffer, Store
-from .trace_events import ROW_FIELDS
-from .workers import AUTO_BYTES, Workers, resolve_jobs
+from sponsio_audit.ingest import chunks, direct
+from sponsio_audit.ingest.sniff import BadRecord, decompressed, json_lines, read_document, sniff
+from sponsio_audit.ingest.store import Buffer, Store
+from sponsio_audit.ingest.trace_events import ROW_FIELDS
+from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, resolve_jobs
 
 
 @dataclass(frozen=True)

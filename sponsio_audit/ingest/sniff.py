@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import zstandard
 
-from .values import parse
+from sponsio_audit.ingest.values import parse
 
 GZIP = b"\x1f\x8b"
 ZSTD = b"\x28\xb5\x2f\xfd"

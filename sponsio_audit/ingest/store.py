@@ -19,8 +19,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ..event import EVENT_SCHEMA
-from .trace_events import ROW_FIELDS
+from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ingest.trace_events import ROW_FIELDS
 
 BATCH_ROWS = 50_000
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..event import EVENT_TYPES
-from .conventions import FACT_FIELDS
-from .values import dumps, parse
+from sponsio_audit.event import EVENT_TYPES
+from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.values import dumps, parse
 
 ROW_FIELDS = (
     "trace_id",

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..event import Event
-from . import messages as m
-from .direct import Parsed
-from .sniff import BadRecord
-from .values import as_args, as_text, cap, to_int
+from sponsio_audit.event import Event
+from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.parsed import Parsed
+from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
 
 CONVENTION = "transcript"
 

@@ -17,19 +17,23 @@ positions in the view (suffix positions shifted back by k*).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sponsio_audit.atoms import registry
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import And, Formula, atoms
 from sponsio_audit.ltl.parse import show
-
-SEVERITIES = ("high", "medium", "low")
-STRATEGIES = ("block", "escalate", "warn", "redirect")
-VERDICTS = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
-KINDS = ("guarantee", "liveness", "assumption")
+from sponsio_audit.vocab import (
+    ASSUMPTION,
+    ASSUMPTION_UNKNOWN,
+    NOT_APPLICABLE,
+    PASS,
+    SKIPPED,
+    UNVERIFIABLE,
+    VIOLATED,
+    assumption_skipped,
+)
 
 
 @dataclass(frozen=True)
@@ -89,14 +93,17 @@ class Contract:
                 out.setdefault(a, None)
         return list(out)
 
-    def view_types(self) -> frozenset[str]:
-        """Event types this contract sees: the source types of its atoms (§1)."""
-        types: set[str] = set()
-        for a in self.atoms():
-            spec = registry.lookup(a.name)
-            if spec is not None:
-                types |= spec.sources
-        return frozenset(types)
+    def assumption(self) -> Formula | None:
+        """The conjunction of the assumptions evaluated offline (left-nested), or None."""
+        out: Formula | None = None
+        for c in self.assumptions:
+            if c.skipped is None:
+                out = c.formula if out is None else And(out, c.formula)
+        return out
+
+    def skipped_assumption(self) -> str | None:
+        """The skip reason of the first assumption that cannot be evaluated offline, if any."""
+        return next((c.skipped for c in self.assumptions if c.skipped is not None), None)
 
 
 def derive_id(agent: str, content: Any) -> str:
@@ -122,16 +129,6 @@ class Verdict:
 Checker = Callable[[Formula, reference.Trace], reference.Check]
 
 
-def _conj(clauses: Sequence[Clause]) -> Formula | None:
-    fs = [c.formula for c in clauses if c.skipped is None]
-    if not fs:
-        return None
-    out = fs[0]
-    for f in fs[1:]:
-        out = And(out, f)
-    return out
-
-
 def activation(contract: Contract, trace: reference.Trace) -> int | None:
     """k* for ``first_match`` (None when some assumption never holds), 0 for global."""
     if contract.activate_at != "first_match":
@@ -146,18 +143,6 @@ def activation(contract: Contract, trace: reference.Trace) -> int | None:
             return None
         k = max(k, first)
     return k
-
-
-def _shift(check: reference.Check, k: int) -> reference.Check:
-    if k == 0:
-        return check
-    return reference.Check(
-        check.value,
-        check.kind,
-        None if check.blame is None else check.blame + k,
-        tuple(i + k for i in check.offending),
-        None if check.opened is None else check.opened + k,
-    )
 
 
 def judge(
@@ -176,48 +161,48 @@ def judge(
 
     def each(verdict: str, **kw: Any) -> list[Verdict]:
         return [
-            Verdict(i, g.text, "skipped", reason=g.skipped)
+            Verdict(i, g.text, SKIPPED, reason=g.skipped)
             if g.skipped is not None
             else Verdict(i, g.text, verdict, **kw)
             for i, g in enumerate(gs)
         ]
 
-    skipped_a = next((c.skipped for c in contract.assumptions if c.skipped is not None), None)
+    skipped_a = contract.skipped_assumption()
     if skipped_a is not None:
         # an assumption we cannot evaluate must not be dropped: that could turn into a pass
         return [
-            Verdict(i, g.text, "skipped", reason=f"assumption skipped: {skipped_a}")
+            Verdict(i, g.text, SKIPPED, reason=assumption_skipped(skipped_a))
             for i, g in enumerate(gs)
         ]
     if contract.activate_at == "first_match":
         k = activation(contract, trace) if start is None else start
         if k is None:
-            return each("not_applicable")
+            return each(NOT_APPLICABLE)
     else:
         k = 0
-        a = _conj(contract.assumptions)
+        a = contract.assumption()
         if a is not None:
             ca = checker(a, trace)
             if ca.value is False:
                 return each(
-                    "violated",
-                    kind="assumption",
+                    VIOLATED,
+                    kind=ASSUMPTION,
                     blame=ca.blame,
                     offending=ca.offending,
                     opened=ca.opened,
                 )
             if ca.value is None:
-                return each("unverifiable", reason="assumption unknown")
+                return each(UNVERIFIABLE, reason=ASSUMPTION_UNKNOWN)
     suffix = trace[k:]
     for i, g in enumerate(gs):
         if g.skipped is not None:
-            out.append(Verdict(i, g.text, "skipped", reason=g.skipped))
+            out.append(Verdict(i, g.text, SKIPPED, reason=g.skipped))
             continue
-        c = _shift(checker(g.formula, suffix), k)
+        c = checker(g.formula, suffix).shifted(k)
         if c.value is True:
-            out.append(Verdict(i, g.text, "pass"))
+            out.append(Verdict(i, g.text, PASS))
         elif c.value is None:
-            out.append(Verdict(i, g.text, "unverifiable"))
+            out.append(Verdict(i, g.text, UNVERIFIABLE))
         else:
-            out.append(Verdict(i, g.text, "violated", c.kind, c.blame, c.offending, c.opened))
+            out.append(Verdict(i, g.text, VIOLATED, c.kind, c.blame, c.offending, c.opened))
     return out

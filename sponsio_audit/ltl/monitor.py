@@ -18,18 +18,16 @@ does); ``finish`` reads "the trace ends here" (each leaf's end value).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from sponsio_audit.ltl import ast as L
 from sponsio_audit.ltl.nnf import nnf
 from sponsio_audit.ltl.reference import Check, K, Trace, Valuation, Value, compare, k_and, k_or
+from sponsio_audit.ltl.residuals import UNKNOWN_LEAF, Dnf, Res, open_value, r_and, r_or
+from sponsio_audit.vocab import GUARANTEE, LIVENESS
 
-Dnf = frozenset[frozenset[int]]
-"""A disjunction of conjunctions of leaf ids (``_UNK`` is the unknown constant)."""
-Res = Union[bool, None, Dnf]
-"""A residual: a Kleene constant, or a DNF that is not equivalent to one."""
 Prog = Callable[[Res], Res]
 Join = Callable[[Res, Res], Res]
 Pairs = tuple[tuple[Res, int], ...]
@@ -37,8 +35,6 @@ Pairs = tuple[tuple[Res, int], ...]
 Step = Callable[[list[Res], list[Any], int, Valuation, Prog], Res]
 """A node's residual at i from (children's residuals, past states, i, event, progress)."""
 
-_UNK = -1
-_UNK_TERM = frozenset([_UNK])
 _AT, _FW, _GW = range(3)  # leaf kinds: node at next position, F[lo,hi] / G[lo,hi] window
 _MISSING = object()
 _PAST_INIT: dict[type, object] = {
@@ -47,57 +43,6 @@ _PAST_INIT: dict[type, object] = {
     L.OnceWithin: (),
     L.HistoricallyWithin: (),
 }
-
-
-# ---------------------------------------------------------------- residuals
-
-
-def _lift(r: Res) -> Dnf:
-    if isinstance(r, frozenset):
-        return r
-    return frozenset([frozenset()] if r else [_UNK_TERM] if r is None else [])
-
-
-def _norm(terms: Iterable[frozenset[int]]) -> Res:
-    """Keep the minimal terms (absorption); give constants as Python values."""
-    keep: list[frozenset[int]] = []
-    for t in sorted(set(terms), key=len):
-        if not any(k <= t for k in keep):
-            keep.append(t)
-    if len(keep) > 1:
-        return frozenset(keep)
-    if not keep:
-        return False
-    return True if not keep[0] else None if keep[0] == _UNK_TERM else frozenset(keep)
-
-
-def r_or(a: Res, b: Res) -> Res:
-    """Kleene disjunction of residuals."""
-    if a is True or b is True:
-        return True
-    if a is False or a == b:
-        return b
-    if b is False:
-        return a
-    return _norm(_lift(a) | _lift(b))
-
-
-def r_and(a: Res, b: Res) -> Res:
-    """Kleene conjunction of residuals."""
-    if a is False or b is False:
-        return False
-    if a is True or a == b:
-        return b
-    if b is True:
-        return a
-    return _norm(x | y for x in _lift(a) for y in _lift(b))
-
-
-def open_value(r: Res) -> K:
-    """Value with an open future: every pending leaf counts as true."""
-    if not isinstance(r, frozenset):
-        return r
-    return True if any(_UNK not in t for t in r) else None
 
 
 # ---------------------------------------------------------------- monitor
@@ -188,15 +133,15 @@ class Monitor:
             while cell is not None:
                 offending.append(cell[0])
                 cell = cell[1]
-            return Check(False, "guarantee", st.first_bad, tuple(reversed(offending)))
+            return Check(False, GUARANTEE, st.first_bad, tuple(reversed(offending)))
         if st.first_bad is not None:
-            return Check(False, "guarantee", st.first_bad, (st.first_bad,))
+            return Check(False, GUARANTEE, st.first_bad, (st.first_bad,))
         last = st.pos - 1 if st.pos else None
         opened = None
         if self._psi >= 0:
             found = [p for r, p in st.pending if self._closed(r) is False]
             opened = min([*found, *([] if st.opened is None else [st.opened])], default=None)
-        return Check(False, "liveness", last, () if last is None else (last,), opened)
+        return Check(False, LIVENESS, last, () if last is None else (last,), opened)
 
     # -- compiling ---------------------------------------------------------
 
@@ -296,7 +241,7 @@ class Monitor:
         for term in r:
             acc: Res = True
             for lid in term:
-                acc = r_and(acc, None if lid == _UNK else self._leaf_now(lid, vals))
+                acc = r_and(acc, None if lid == UNKNOWN_LEAF else self._leaf_now(lid, vals))
                 if acc is False:
                     break
             out = r_or(out, acc)
@@ -327,7 +272,7 @@ class Monitor:
         for term in r:
             acc: K = True
             for lid in term:
-                acc = k_and(acc, None if lid == _UNK else self._leaves[lid][4])
+                acc = k_and(acc, None if lid == UNKNOWN_LEAF else self._leaves[lid][4])
             out = k_or(out, acc)
         return out
 

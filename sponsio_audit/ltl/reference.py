@@ -45,6 +45,7 @@ from sponsio_audit.ltl.ast import (
     is_future_free,
 )
 from sponsio_audit.ltl.nnf import nnf
+from sponsio_audit.vocab import GUARANTEE, LIVENESS
 
 K = bool | None
 """A Kleene value: True, False, or None for unknown."""
@@ -272,6 +273,18 @@ class Check:
     offending: tuple[int, ...] = ()
     opened: int | None = None
 
+    def shifted(self, k: int) -> Check:
+        """This check with every position moved by ``k`` (a suffix's positions in its trace)."""
+        if not k:
+            return self
+        return Check(
+            self.value,
+            self.kind,
+            None if self.blame is None else self.blame + k,
+            tuple(i + k for i in self.offending),
+            None if self.opened is None else self.opened + k,
+        )
+
 
 def check(f: Formula, trace: Trace) -> Check:
     """Value, violation kind, blame and offending positions of ``f`` on ``trace``."""
@@ -282,11 +295,11 @@ def check(f: Formula, trace: Trace) -> Check:
     bad = first_bad_prefix(f, trace)
     if isinstance(f, Always) and is_future_free(f.arg):
         offending = tuple(i for i, x in enumerate(ev.values(f.arg)[: len(trace)]) if x is False)
-        return Check(False, "guarantee", bad, offending)
+        return Check(False, GUARANTEE, bad, offending)
     if bad is not None:
-        return Check(False, "guarantee", bad, (bad,))
+        return Check(False, GUARANTEE, bad, (bad,))
     last = len(trace) - 1 if trace else None
     opened = None
     if isinstance(f, Always):
         opened = next((i for i, x in enumerate(ev.values(f.arg)[: len(trace)]) if x is False), None)
-    return Check(False, "liveness", last, (last,) if last is not None else (), opened)
+    return Check(False, LIVENESS, last, (last,) if last is not None else (), opened)

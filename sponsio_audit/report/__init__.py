@@ -3,7 +3,7 @@
 ``data.load(store)`` reads a finished audit from the store's tables;
 ``render(data, fmt)`` returns the text of one format (``table`` is printed
 on a rich console instead, see ``terminal.render``). Reports never
-re-evaluate a trace.
+re-evaluate a trace and never write to the store (``api.audit`` does).
 """
 
 from __future__ import annotations

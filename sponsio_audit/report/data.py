@@ -1,11 +1,12 @@
 """``ReportData``: everything a renderer needs, read from the store's tables only.
 
-Reports never re-evaluate (ARCHITECTURE.md): ``scan`` writes the contracts
-it used into a ``contracts`` table of the store (``save_contracts``), and
-``load(store)`` reads ``files``, ``skipped``, ``contracts``, ``verdicts``,
-``violations``, the guard's recorded ``decisions`` and the events of
-violated traces back. The same ``load`` is used right after a scan and by
-``report --db`` on a stored audit, so both render identical output.
+Reports never re-evaluate and never write to the store (ARCHITECTURE.md):
+``api.audit`` writes the ``verdicts``, ``violations`` and ``contracts``
+tables, and ``load(store)`` reads ``files``, ``skipped``, ``contracts``,
+``verdicts``, ``violations``, the guard's recorded ``decisions`` and the
+events of violated traces back; the totals are ``api.summary``'s. The same
+``load`` is used right after a scan and by ``report --db`` on a stored
+audit, so both render identical output.
 
 Ordering is deterministic: violations by (severity rank, contract, trace,
 guarantee, step); contracts by id; files by file id; guard decisions by
@@ -23,64 +24,18 @@ from typing import Any
 
 import pyarrow as pa
 
+from sponsio_audit.api import summary
 from sponsio_audit.ingest import Store
-from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
-SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
-VERDICT_ORDER = ("pass", "violated", "unverifiable", "not_applicable", "skipped")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+VERDICT_ORDER = VERDICTS
 DECISION_RESULTS = ("blocked", "escalated", "warned", "redirected", "observed", "allowed")
 """The guard's results (``guard.strategies.ACTIONS``), in report column order."""
 DECISION_COLUMNS = (*DECISION_RESULTS, "other", "total")
 """Column headings of ``decision_cells``: ``other`` sums the results the guard does not name."""
 MAX_TIMELINE_TRACES = 100
 MAX_TIMELINE_EVENTS = 500
-
-CONTRACTS_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("agent", pa.string(), nullable=False),
-        pa.field("description", pa.string()),
-        pa.field("severity", pa.string(), nullable=False),
-        pa.field("strategy", pa.string(), nullable=False),
-        pa.field("safe_tool", pa.string()),
-        pa.field("source", pa.string()),
-        pa.field("guarantees", pa.list_(pa.string())),
-        pa.field("patterns", pa.list_(pa.string())),
-        pa.field("skipped", pa.list_(pa.string())),
-    ]
-)
-"""The ``contracts`` table written by ``scan``: one row per contract, lists per guarantee."""
-
-
-def contracts_table(contracts: tuple[Contract, ...] | list[Contract]) -> pa.Table:
-    """The ``contracts`` table of loaded contracts (sorted by id)."""
-    rows = [
-        {
-            "id": c.id,
-            "agent": c.agent,
-            "description": c.description,
-            "severity": c.severity,
-            "strategy": c.strategy.kind,
-            "safe_tool": c.strategy.safe_tool,
-            "source": c.source,
-            "guarantees": [g.text for g in c.guarantees],
-            "patterns": [g.pattern for g in c.guarantees],
-            "skipped": [g.skipped for g in c.guarantees],
-        }
-        for c in sorted(contracts, key=lambda c: c.id)
-    ]
-    return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
-
-
-def save_contracts(store: Store, contracts: tuple[Contract, ...] | list[Contract]) -> None:
-    """Replace the store's ``contracts`` table (Arrow registration, no SQL built from data)."""
-    con = store.con.cursor()  # own cursor: no clash with an unfinished result of the store's
-    con.register("_contracts_in", contracts_table(contracts))
-    try:
-        con.execute("CREATE OR REPLACE TABLE contracts AS SELECT * FROM _contracts_in")
-    finally:
-        con.unregister("_contracts_in")
-        con.close()
 
 
 @dataclass(frozen=True)
@@ -161,11 +116,6 @@ def _rows(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _scalar(store: Store, sql: str) -> int:
-    row = store.con.cursor().execute(sql).fetchall()
-    return int(row[0][0] or 0) if row else 0
-
-
 def _has(store: Store, table: str) -> bool:
     row = (
         store.con.cursor()
@@ -203,7 +153,7 @@ def _per_contract(
             {
                 "contract_id": c["id"],
                 "severity": c["severity"],
-                "verdicts": {**dict.fromkeys(VERDICT_ORDER, 0), **counts.get(c["id"], {})},
+                "verdicts": {**dict.fromkeys(VERDICTS, 0), **counts.get(c["id"], {})},
                 "violations": sum(1 for v in mine if v["blamed"]),
                 "traces_violated": len({v["trace_id"] for v in mine}),
                 "events_blamed": len(mine),
@@ -246,7 +196,7 @@ def decision_cells(row: dict[str, Any]) -> list[int]:
 
 
 def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) -> ReportData:
-    """Read a finished audit back from ``store`` (after ``api.audit`` and ``save_contracts``).
+    """Read a finished audit back from ``store`` (after ``api.audit``).
 
     ``timelines``: load the events of violated traces (HTML); ``verdict_rows``:
     load the whole verdicts table (JUnit).
@@ -269,18 +219,16 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
     paths = {f["file_id"]: f["path"] for f in files}
     for v in viol:
         v["path"] = paths.get(v["file_id"])
-    counts = dict.fromkeys(VERDICT_ORDER, 0)
-    for g in grouped:
-        counts[g["verdict"]] = counts.get(g["verdict"], 0) + int(g["n"])
+    total = summary(store)
     totals = {
-        "files": len(files),
-        "records": sum(int(f["records"] or 0) for f in files),
-        "spans": _scalar(store, "SELECT count(*) FROM spans"),
-        "events": _scalar(store, "SELECT count(*) FROM events"),
-        "skipped": len(skipped),
-        "traces": _scalar(store, "SELECT count(DISTINCT trace_id) FROM events"),
-        "contracts": len(contracts),
-        "violations": sum(1 for v in viol if v["blamed"]),
+        "files": total.files,
+        "records": total.records,
+        "spans": total.spans,
+        "events": total.events,
+        "skipped": total.skipped,
+        "traces": total.traces,
+        "contracts": total.contracts,
+        "violations": total.violations,
     }
     events: dict[str, list[dict[str, Any]]] = {}
     if timelines:
@@ -292,7 +240,7 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
         files=files,
         skipped=skipped,
         contracts=contracts,
-        verdict_counts=counts,
+        verdict_counts=dict(total.verdicts),
         per_contract=_per_contract(contracts, by_contract, viol),
         violations=viol,
         events=events,

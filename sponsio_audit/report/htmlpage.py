@@ -26,7 +26,7 @@ import re
 from importlib.resources import files
 from typing import Any
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report import timeline
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 

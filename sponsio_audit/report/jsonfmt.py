@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sponsio_audit import baseline
+from sponsio_audit.report import baseline
 from sponsio_audit.report.data import ReportData
 
 SCHEMA = "sponsio-audit/report/1"

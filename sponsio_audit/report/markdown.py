@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import re
 
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 
 TOP = 50

@@ -37,9 +37,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sponsio_audit import baseline
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import TABLES
+from sponsio_audit.report import baseline
 from sponsio_audit.report.data import arrow
 
 FILES = ("violations.parquet", "verdicts.parquet", "events.parquet")

@@ -21,8 +21,8 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from sponsio_audit import baseline
-from sponsio_audit.evidence import clean
+from sponsio_audit.redact import clean
+from sponsio_audit.report import baseline
 from sponsio_audit.report.data import ReportData
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

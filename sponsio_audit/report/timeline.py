@@ -14,8 +14,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from sponsio_audit.evidence import clean
-from sponsio_audit.redact import REDACTED, looks_secret, redact_args
+from sponsio_audit.redact import REDACTED, clean, looks_secret, redact_args
 
 EXCERPT = 160
 

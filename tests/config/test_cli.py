@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sponsio_audit.cli import app
-from sponsio_audit.config_yaml import SPONSIO_PACKS_DIR
+from sponsio_audit.config.documents import SPONSIO_PACKS_DIR
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sponsio_audit.config import Config, ConfigError, load_config, load_pack
-from sponsio_audit.config_yaml import SPONSIO_PACKS_DIR, shipped_packs
+from sponsio_audit.config.documents import SPONSIO_PACKS_DIR, shipped_packs
 from sponsio_audit.ltl.contract import Strategy
 from sponsio_audit.ltl.patterns import CORE, JUDGE_SKIP, LOOKAROUND_SKIP
-from sponsio_audit.ltl.sponsio_names import JUDGE_NAMES
+from sponsio_audit.ltl.patterns.sponsio import JUDGE_NAMES
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sponsio_audit.ingest import values
 from sponsio_audit.ingest.conventions import FACT_FIELDS, span_facts
-from sponsio_audit.ingest.direct import ts_ns
+from sponsio_audit.ingest.parsed import ts_ns
 
 F = {k: i for i, k in enumerate(FACT_FIELDS)}
 

@@ -45,8 +45,7 @@ from sponsio_audit.ltl.ast import (
     WeakYesterday,
     Yesterday,
 )
-from sponsio_audit.ltl.columnar import Col
-from sponsio_audit.ltl.columnar_ops import Segments
+from sponsio_audit.ltl.columnar import Col, Segments
 from sponsio_audit.ltl.contract import Clause, Contract
 from sponsio_audit.ltl.reference import Valuation
 from tests.ltl.strategies import ALL_ATOMS, BOOL_ATOMS, COUNT, A, B, C  # noqa: F401 - re-exported

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import (
     Always,
@@ -33,13 +32,14 @@ from sponsio_audit.ltl.ast import (
 )
 from sponsio_audit.ltl.columnar import (
     Evaluator,
+    Segments,
     at_end,
     check_formula,
     check_traces,
     default_checker,
 )
-from sponsio_audit.ltl.columnar_blame import BlameScan, Unsupported
-from sponsio_audit.ltl.columnar_ops import Segments
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.blame import BlameScan, Unsupported
 from sponsio_audit.ltl.nnf import nnf
 from sponsio_audit.ltl.parse import parse
 from tests.ltl import columnar_strategies as S

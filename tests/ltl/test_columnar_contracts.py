@@ -7,11 +7,11 @@ import pyarrow as pa
 from hypothesis import given, settings
 
 from sponsio_audit.atoms.columnar import ground_columns
+from sponsio_audit.atoms.view import build_view, trace_index
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.ltl.columnar_contracts import contract_verdicts, evaluate_contracts
-from sponsio_audit.ltl.columnar_views import build_view, trace_index
+from sponsio_audit.ltl.columnar import contract_verdicts, evaluate_contracts
 from sponsio_audit.ltl.contract import Clause, Contract, judge
 from sponsio_audit.ltl.parse import parse
 from tests.ltl import columnar_strategies as S

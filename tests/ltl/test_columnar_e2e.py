@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from sponsio_audit.atoms.columnar import ground_columns
 from sponsio_audit.atoms.online import Grounder
+from sponsio_audit.atoms.view import Views, trace_index, view_types
 from sponsio_audit.event import EVENT_SCHEMA, Event, event_from_row
 from sponsio_audit.ltl import patterns, reference
-from sponsio_audit.ltl.columnar_contracts import evaluate_contracts
-from sponsio_audit.ltl.columnar_views import Views, trace_index
+from sponsio_audit.ltl.columnar import evaluate_contracts
 from sponsio_audit.ltl.contract import Clause, Contract, judge
 from sponsio_audit.ltl.parse import parse
 
@@ -93,7 +93,7 @@ def _columnar(table: pa.Table, c: Contract) -> pa.Table:
 
 def _online(events: list[Event], c: Contract) -> list[Any]:
     g = Grounder(c.atoms())
-    types = c.view_types()
+    types = view_types(c)
     grounded = [(e.type in types, g.ground(e)) for e in events]
     return judge(c, [v for keep, v in grounded if keep])
 

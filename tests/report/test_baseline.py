@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from sponsio_audit import baseline
+from sponsio_audit.report import baseline
 from tests.report.conftest import CONFIG, TRACES, demo, planted, run, write_traces
 
 

@@ -1,4 +1,4 @@
-"""Contract results as one Arrow table (VERDICT_SCHEMA), built once for many contracts.
+"""Contract results as one Arrow table (RESULT_SCHEMA), built once for many contracts.
 
 Each contract's verdict arrays are flattened to rows ordered by segment then
 guarantee, and the rows of all contracts are laid end to end in NumPy before
@@ -9,19 +9,16 @@ contract.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from sponsio_audit.ltl.columnar_ops import IntArray
-from sponsio_audit.ltl.columnar_views import View
-from sponsio_audit.ltl.contract import KINDS, VERDICTS
+from sponsio_audit.ltl.columnar.result import ContractResult
+from sponsio_audit.ltl.columnar.segments import IntArray
+from sponsio_audit.ltl.columnar.views import View
+from sponsio_audit.vocab import KINDS, VERDICTS
 
-if TYPE_CHECKING:
-    from sponsio_audit.ltl.columnar_contracts import ContractResult
-
-VERDICT_SCHEMA = pa.schema(
+RESULT_SCHEMA = pa.schema(
     [
         pa.field("trace", pa.int64(), nullable=False),
         pa.field("agent", pa.string()),
@@ -86,9 +83,9 @@ class _Part:
 
 
 def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
-    """Many ``ContractResult``s (each with its view) as one VERDICT_SCHEMA table."""
+    """Many ``ContractResult``s (each with its view) as one RESULT_SCHEMA table."""
     if not results:
-        return VERDICT_SCHEMA.empty_table()
+        return RESULT_SCHEMA.empty_table()
     parts = [_Part(r, view) for r, view in results]
     n = sum(p.n for p in parts)
 
@@ -125,7 +122,7 @@ def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
         pa.ListArray.from_arrays(pa.array(ptr), off_rows),
         _nullable(cat("opened_row")),
     ]
-    return pa.Table.from_arrays(columns, schema=VERDICT_SCHEMA)
+    return pa.Table.from_arrays(columns, schema=RESULT_SCHEMA)
 
 
 def _agents(parts: list[_Part], n: int) -> pa.Array:
@@ -142,5 +139,5 @@ def _agents(parts: list[_Part], n: int) -> pa.Array:
 
 
 def result_table(r: ContractResult, view: View) -> pa.Table:
-    """A ``ContractResult`` as rows of VERDICT_SCHEMA, ordered by segment then guarantee."""
+    """A ``ContractResult`` as rows of RESULT_SCHEMA, ordered by segment then guarantee."""
     return results_table([(r, view)])

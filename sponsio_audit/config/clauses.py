@@ -14,8 +14,8 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from sponsio_audit.atoms import registry as atoms
-from sponsio_audit.config_phrases import NL_HELP, phrase
-from sponsio_audit.config_yaml import Doc, YamlPath
+from sponsio_audit.config.documents import Doc, YamlPath
+from sponsio_audit.config.phrasings import NL_HELP, phrase
 from sponsio_audit.ltl.ast import Atom, Cmp, Formula, subformulas
 from sponsio_audit.ltl.ast import atoms as atoms_of
 from sponsio_audit.ltl.contract import Clause

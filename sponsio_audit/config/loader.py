@@ -5,7 +5,7 @@ audit has no use for are accepted and listed as ignored, backtick
 phrasings are accepted, LLM-judge constraints and regexes with PCRE
 lookaround load as skipped clauses. Everything else that is wrong is
 collected (not just the first problem) and raised as one ``ConfigError``.
-YAML parsing, includes and interpolation live in ``config_yaml``.
+YAML parsing, includes and interpolation live in ``config.documents``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sponsio_audit.config_clauses import clause_from_item
-from sponsio_audit.config_yaml import (
+from sponsio_audit.config.clauses import clause_from_item
+from sponsio_audit.config.documents import (
     ConfigError,
     ConfigIssue,
     Doc,
@@ -27,17 +27,9 @@ from sponsio_audit.config_yaml import (
     resolve_include,
     substitute_agent,
 )
-from sponsio_audit.ltl.contract import SEVERITIES, STRATEGIES, Clause, Contract, Strategy, derive_id
+from sponsio_audit.ltl.contract import Clause, Contract, Strategy, derive_id
 from sponsio_audit.ltl.patterns import build, lookup
-
-__all__ = [
-    "AgentConfig",
-    "Config",
-    "ConfigError",
-    "ConfigIssue",
-    "load_config",
-    "load_pack",
-]
+from sponsio_audit.vocab import SEVERITIES, STRATEGIES, assumption_skipped
 
 TOP_KEYS = {"version", "agents"}
 TOP_IGNORED = {"defaults", "runtime", "tool_policy", "performance", "extractor", "judge", "tools"}
@@ -220,7 +212,7 @@ class _Loader:
             doc.err((*path, "severity"), f"expected one of high, medium, low; got {severity!r}")
         skipped_a = next((a.skipped for a in assumptions if a.skipped), None)
         if skipped_a is not None:  # an unevaluable assumption must not make a guarantee pass
-            reason = f"assumption skipped: {skipped_a}"
+            reason = assumption_skipped(skipped_a)
             guarantees = [g if g.skipped else replace(g, skipped=reason) for g in guarantees]
         strategy = self.strategy(doc, data, path, guarantees)
         cid = self.opt_str(doc, data, path, "id")

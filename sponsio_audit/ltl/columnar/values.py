@@ -1,7 +1,7 @@
 """Kleene values of formulas at every row of many traces (SEMANTICS.md §2–§3).
 
 ``Evaluator`` computes σ, i ⊨ φ for every sub-formula φ and every row i of
-a segmented table (``columnar_ops``), from grounded atom columns: one
+a segmented table (``scans``), from grounded atom columns: one
 ``value`` array and one ``unknown`` mask per atom, as ``atoms.columnar``
 produces them. Each node kind is one small case that lifts one segmented
 scan; results are memoised per sub-formula, so contracts evaluated on one
@@ -17,7 +17,6 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import (
     Always,
@@ -49,7 +48,9 @@ from sponsio_audit.ltl.ast import (
     WeakYesterday,
     Yesterday,
 )
-from sponsio_audit.ltl.columnar_ops import KCol, Segments
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.scans import KCol
+from sponsio_audit.ltl.columnar.segments import Segments
 
 
 class ColumnLike(Protocol):

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from sponsio_audit.ltl.ast import Atom, Eventually, Not
 from sponsio_audit.ltl.contract import Clause
-from sponsio_audit.ltl.patterns import build, c, literal, when_called
+from sponsio_audit.ltl.patterns import build, c, when_called
+from sponsio_audit.regexes import literal
 
 _T = r"`([^`]+)`"
 _N = r"(\d+)"

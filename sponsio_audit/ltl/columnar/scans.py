@@ -23,80 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int64]
-
-
-class Segments:
-    """Where each trace lies in the row arrays; traces may be empty.
-
-    ``lengths[s]`` and ``first[s]`` describe segment s (``first`` is where an
-    empty segment would start). Per row, computed on first use: ``seg`` (its
-    segment), ``start`` and ``end`` (first and last row of its segment,
-    inclusive) and ``idx`` (the row number), so that scans can compare found
-    indices with them.
-    """
-
-    def __init__(self, lengths: npt.ArrayLike) -> None:
-        self.lengths: IntArray = np.asarray(lengths, dtype=np.int64)
-        self.first: IntArray = np.zeros(len(self.lengths), dtype=np.int64)
-        np.cumsum(self.lengths[:-1], out=self.first[1:])
-
-    @classmethod
-    def from_lengths(cls, lengths: npt.ArrayLike) -> Segments:
-        """Segments of the given lengths, laid out one after another."""
-        return cls(lengths)
-
-    @classmethod
-    def from_keys(cls, keys: npt.ArrayLike, n_segments: int) -> Segments:
-        """Segments from a non-decreasing segment number per row (0 ≤ key < n_segments)."""
-        k = np.asarray(keys, dtype=np.int64)
-        if len(k) > 1 and bool(np.any(k[1:] < k[:-1])):
-            raise ValueError("rows must be sorted by segment")
-        return cls(np.bincount(k, minlength=n_segments))
-
-    @cached_property
-    def seg(self) -> IntArray:
-        return np.repeat(np.arange(len(self.lengths), dtype=np.int64), self.lengths)
-
-    @cached_property
-    def start(self) -> IntArray:
-        return np.repeat(self.first, self.lengths)
-
-    @cached_property
-    def end(self) -> IntArray:
-        return np.repeat(self.first + self.lengths - 1, self.lengths)
-
-    @cached_property
-    def idx(self) -> IntArray:
-        return np.arange(int(self.lengths.sum()), dtype=np.int64)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.first[-1] + self.lengths[-1]) if len(self.lengths) else 0
-
-    @property
-    def n_segments(self) -> int:
-        return len(self.lengths)
-
-    @property
-    def pos(self) -> IntArray:
-        """Each row's position inside its own trace."""
-        return self.idx - self.start
-
-    def first_rows(self) -> IntArray:
-        """The first row of every non-empty segment."""
-        return self.first[self.lengths > 0]
-
-    def last_rows(self) -> IntArray:
-        """The last row of every non-empty segment."""
-        return (self.first + self.lengths - 1)[self.lengths > 0]
-
+from sponsio_audit.ltl.columnar.segments import BoolArray, IntArray, Segments
 
 # ---------------------------------------------------------------- Kleene columns
 

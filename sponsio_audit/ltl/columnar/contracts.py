@@ -1,6 +1,6 @@
 """Contract verdicts for many traces at once (SEMANTICS.md §1 view, §4.2).
 
-``columnar_views`` selects the rows a contract sees (its event types and
+``atoms.view`` selects the rows a contract sees (its event types and
 its agent) and lays them out as segments, one per trace (one per trace
 and agent for ``per_agent`` contracts).
 ``contract_verdicts`` gives, for every segment and guarantee, exactly what
@@ -16,99 +16,30 @@ one row mask), their positions shifted back into the view.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from sponsio_audit.ltl.ast import And, Atom, Formula
-from sponsio_audit.ltl.columnar import (
-    Checker,
-    Checks,
-    ColumnLike,
-    Evaluator,
-    TakenColumns,
-    check_formula,
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.ltl.columnar.checks import Checks, check_formula
+from sponsio_audit.ltl.columnar.result import (
+    ASSUMPTION,
+    NOT_APPLICABLE,
+    PASS,
+    SKIPPED,
+    UNVERIFIABLE,
+    VIOLATED,
+    ContractResult,
 )
-from sponsio_audit.ltl.columnar_ops import IntArray, Segments
-from sponsio_audit.ltl.columnar_table import VERDICT_SCHEMA, result_table, results_table
-from sponsio_audit.ltl.columnar_views import View
-from sponsio_audit.ltl.contract import KINDS, VERDICTS, Contract, Verdict
-
-__all__ = [
-    "VERDICT_SCHEMA",
-    "ContractResult",
-    "contract_verdicts",
-    "evaluate_contracts",
-    "judge_all",
-    "result_table",
-    "view_columns",
-]
+from sponsio_audit.ltl.columnar.segments import IntArray, Segments
+from sponsio_audit.ltl.columnar.table import results_table
+from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, TakenColumns
+from sponsio_audit.ltl.columnar.views import View, view_columns
+from sponsio_audit.ltl.contract import Checker, Contract
 from sponsio_audit.ltl.nnf import nnf
 
-PASS, VIOLATED, UNVERIFIABLE, NOT_APPLICABLE, SKIPPED = range(5)
-GUARANTEE, LIVENESS, ASSUMPTION = range(3)
-ASSUMPTION_UNKNOWN = "assumption unknown"
-Int8Array = npt.NDArray[np.int8]
-
-
 # ---------------------------------------------------------------- verdicts
-
-
-@dataclass(frozen=True, eq=False)
-class ContractResult:
-    """Verdicts of one contract: arrays of shape (guarantees, segments).
-
-    ``verdict``/``kind`` index ``contract.VERDICTS``/``contract.KINDS``
-    (−1 for no kind); ``blame``/``opened`` are view positions, −1 for none;
-    ``reason`` indexes ``reasons()`` (−1 for none): 0 "assumption unknown",
-    1 + g guarantee g's skip reason, 1 + G "assumption skipped: …".
-    Offending positions of (s, g) are
-    ``off_pos[off_ptr[s * G + g] : off_ptr[s * G + g + 1]]``.
-    """
-
-    contract: Contract
-    verdict: Int8Array
-    kind: Int8Array
-    blame: IntArray
-    opened: IntArray
-    reason: npt.NDArray[np.int16]
-    off_ptr: IntArray
-    off_pos: IntArray
-
-    def reasons(self) -> list[str]:
-        """Reason texts by code: assumption unknown, each guarantee's skip, assumption skipped."""
-        gs = self.contract.guarantees
-        skipped_a = _skipped_assumption(self.contract)
-        return [
-            ASSUMPTION_UNKNOWN,
-            *(g.skipped or "" for g in gs),
-            f"assumption skipped: {skipped_a}",
-        ]
-
-    def reason_text(self, code: int) -> str | None:
-        return None if code < 0 else self.reasons()[code]
-
-    def verdicts(self, s: int) -> list[Verdict]:
-        """Segment s as ``contract.judge`` returns it."""
-        gs = self.contract.guarantees
-        out = []
-        for g in range(len(gs)):
-            k = s * len(gs) + g
-            out.append(
-                Verdict(
-                    g,
-                    gs[g].text,
-                    VERDICTS[self.verdict[g, s]],
-                    KINDS[self.kind[g, s]] if self.kind[g, s] >= 0 else None,
-                    None if self.blame[g, s] < 0 else int(self.blame[g, s]),
-                    tuple(int(x) for x in self.off_pos[self.off_ptr[k] : self.off_ptr[k + 1]]),
-                    None if self.opened[g, s] < 0 else int(self.opened[g, s]),
-                    self.reason_text(int(self.reason[g, s])),
-                )
-            )
-        return out
 
 
 def first_true(s: Segments, x: npt.NDArray[np.bool_]) -> IntArray:
@@ -188,19 +119,6 @@ class _Builder:
         )
 
 
-def _skipped_assumption(contract: Contract) -> str | None:
-    """The skip reason of the first skipped assumption, if any."""
-    return next((c.skipped for c in contract.assumptions if c.skipped is not None), None)
-
-
-def _conj(contract: Contract) -> Formula | None:
-    fs = [c.formula for c in contract.assumptions if c.skipped is None]
-    out = fs[0] if fs else None
-    for f in fs[1:]:
-        out = And(out, f)  # type: ignore[arg-type]
-    return out
-
-
 def contract_verdicts(
     contract: Contract,
     segments: Segments,
@@ -215,7 +133,7 @@ def judge_all(contract: Contract, ev: Evaluator, checker: Checker | None = None)
     """``contract_verdicts`` with an evaluator that contracts over one view can share."""
     gs = contract.guarantees
     out = _Builder(len(gs), ev.s.n_segments)
-    if _skipped_assumption(contract) is not None:
+    if contract.skipped_assumption() is not None:
         # an assumption that cannot be evaluated must not be dropped: it could turn into a pass
         out.verdict[:] = SKIPPED
         out.reason[:] = 1 + len(gs)
@@ -257,7 +175,7 @@ def _assume(
 ) -> npt.NDArray[np.bool_]:
     """global: assumption violations (blamed like a guarantee) and unknowns; returns the
     traces whose guarantees are checked (assumptions true, or none)."""
-    a = _conj(contract)
+    a = contract.assumption()
     if a is None:
         return np.ones(ev.s.n_segments, dtype=bool)
     ca = check_formula(ev, a, checker)
@@ -274,21 +192,11 @@ def _assume(
 # ---------------------------------------------------------------- tables
 
 
-def view_columns(columns: Mapping[Atom, ColumnLike], view: View) -> Mapping[Atom, ColumnLike]:
-    """Grounded columns sampled at the view's rows, each atom on first use (as they
-    are when the view is every row of the table)."""
-    rows = view.rows
-    first = next(iter(columns.values()), None)
-    if first is not None and len(rows) == len(first.value) and bool(np.all(np.diff(rows) == 1)):
-        return columns
-    return TakenColumns(columns, rows)
-
-
 def evaluate_contracts(
     jobs: Iterable[tuple[Contract, View, Mapping[Atom, ColumnLike]]],
     checker: Checker | None = None,
 ) -> pa.Table:
-    """Verdicts of many contracts, each over its view, as one VERDICT_SCHEMA table.
+    """Verdicts of many contracts, each over its view, as one RESULT_SCHEMA table.
 
     ``columns`` of a job are grounded over the table its view's ``rows``
     index; they are sampled at those rows here (each atom on first use).

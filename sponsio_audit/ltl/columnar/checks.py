@@ -1,14 +1,14 @@
 """Columnar evaluation: formulas over many traces at once (SEMANTICS.md §2–§4.1).
 
 The entry point of the batch evaluator. ``check_formula`` turns the
-row values of ``columnar_eval.Evaluator`` into what ``reference.check``
+row values of ``values.Evaluator`` into what ``reference.check``
 returns, for every trace at once: the Kleene value at the trace start
 and, for violated traces, the kind, blame, offending positions and the
 opened obligation.
 
 Blame without a per-event loop: for ``G ψ`` with ψ future-free every row
 where ψ is false is offending (§4.1), found in one pass. For other shapes
-``columnar_blame`` computes the first bad prefix by a "bad time" scan;
+``blame`` computes the first bad prefix by a "bad time" scan;
 shapes it does not cover go to the monitor (or the reference) on the
 violated traces only, which are few (ARCHITECTURE.md "Evaluating fast").
 
@@ -26,33 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Always, And, Atom, Eventually, Formula, Or, atoms, is_future_free
-from sponsio_audit.ltl.columnar_blame import BlameScan, Unsupported
-from sponsio_audit.ltl.columnar_eval import Col, ColumnLike, Evaluator, TakenColumns, at_end
-from sponsio_audit.ltl.columnar_ops import KCol, Segments
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.blame import BlameScan, Unsupported
+from sponsio_audit.ltl.columnar.scans import Segments
+from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, at_end
+from sponsio_audit.ltl.contract import Checker
 from sponsio_audit.ltl.nnf import nnf
+from sponsio_audit.vocab import KINDS
 
-__all__ = [
-    "KIND_NAMES",
-    "Checker",
-    "Checks",
-    "Col",
-    "ColumnLike",
-    "Evaluator",
-    "KCol",
-    "Segments",
-    "TakenColumns",
-    "at_end",
-    "check_formula",
-    "check_traces",
-    "default_checker",
-    "start_values",
-]
-
-Checker = Callable[[Formula, reference.Trace], reference.Check]
-KIND_NAMES = ("guarantee", "liveness")
+KIND_NAMES = KINDS[:2]
 """Codes of ``Checks.kind``: 0 guarantee, 1 liveness, −1 none."""
 
 
@@ -189,7 +173,7 @@ def _g_past(ev: Evaluator, g: Formula, value: npt.NDArray[np.int8]) -> Checks:
 
 
 def _scanned(ev: Evaluator, g: Formula, value: npt.NDArray[np.int8], always: bool) -> Checks:
-    """Blame from the first bad prefix (``columnar_blame``); liveness when there is none.
+    """Blame from the first bad prefix (``blame``); liveness when there is none.
 
     ``always``: the formula as written is ``G ψ``, so a liveness violation
     names the first row where ψ is false as the obligation left open.

@@ -1,18 +1,18 @@
-"""Contract views (SEMANTICS.md §1): the rows a contract sees, as segments.
+"""The view of a contract (SEMANTICS.md §1): the events it sees, for every engine.
 
-A contract sees the events of the types its atoms are grounded from,
-restricted to its agent; ``per_agent`` contracts see each agent's events
-of a trace as a trace of their own. ``Views`` selects those rows from the
-events table (sorted by (trace_id, seq)) with the per-table work done
-once: trace numbers, and one cached row mask per event type and agent.
-Atom columns grounded over the table are then sampled at ``View.rows``
-(stateful atoms are grounded over every event of the agent-filtered
-trace, and only sampled at the view).
+A contract sees the events of the types its atoms are grounded from
+(``view_types``), restricted to its agent; ``per_agent`` contracts see each
+agent's events of a trace as a trace of their own. Stateful atoms are
+grounded over every event of the agent-filtered (and, per agent,
+regrouped) trace and only read at the view's positions. This module is the
+one place those rules live: ``groups``/``positions`` for one trace of
+events (the reference engine), ``applies_to`` for the guard,
+``agent_table`` and ``Views`` for an events table (the columnar engine).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -20,23 +20,78 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.ltl.columnar_ops import IntArray, Segments
+from sponsio_audit.atoms import registry
+from sponsio_audit.ltl.columnar import Segments, View
+from sponsio_audit.ltl.columnar.segments import IntArray
 from sponsio_audit.ltl.contract import Contract
 
 
-@dataclass(frozen=True, eq=False)
-class View:
-    """The rows one contract sees, as segments.
+def view_types(contract: Contract) -> frozenset[str]:
+    """Event types this contract sees: the source types of its atoms (§1)."""
+    types: set[str] = set()
+    for a in contract.atoms():
+        spec = registry.lookup(a.name)
+        if spec is not None:
+            types |= spec.sources
 
-    ``rows`` index the table the atom columns were grounded over, in view
-    order; ``trace[s]`` is the trace index of segment s and ``agent[s]`` its
-    agent (per_agent contracts only, else None).
+    return frozenset(types)
+
+
+def applies_to(contract: Contract, agent: str | None, event_type: str) -> bool:
+    """True when events of ``agent`` and ``event_type`` are in the contract's view."""
+    return contract.agent in (agent, "*") and event_type in view_types(contract)
+
+
+def groups(contract: Contract, agents: Sequence[str | None]) -> list[list[int]]:
+    """Indices of the events of one trace (their ``agents``) in each sub-trace the contract
+    is evaluated on: restricted to its agent, split by agent (first seen first) when
+    ``per_agent``; one empty group when nothing is left."""
+    idxs = list(range(len(agents)))
+    if contract.agent != "*":
+        idxs = [i for i in idxs if agents[i] == contract.agent]
+    if not contract.per_agent:
+        return [idxs]
+    by_agent: dict[str | None, list[int]] = {}
+    for i in idxs:
+        by_agent.setdefault(agents[i], []).append(i)
+    return list(by_agent.values()) or [[]]
+
+
+def positions(contract: Contract, types: Sequence[str | None]) -> list[int]:
+    """Positions of a sub-trace (its event ``types``) that are in the contract's view."""
+    seen = view_types(contract)
+    return [p for p, t in enumerate(types) if t in seen]
+
+
+def _bool(mask: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def agent_table(
+    events: pa.Table, trace: IntArray, n_traces: int, agent: str, per_agent: bool
+) -> tuple[pa.Table, pa.Table, IntArray, IntArray, npt.NDArray[np.bool_]]:
+    """The events a group of contracts of ``agent`` is grounded over (rows sorted by trace).
+
+    Returns the table, the table to ground (for ``per_agent`` its trace_id is keyed by
+    trace and agent, so stateful atoms run per (trace, agent)), the trace number and the
+    ``events`` row of each row, and which traces have an event of the agent.
     """
-
-    rows: IntArray
-    segments: Segments
-    trace: IntArray
-    agent: list[str | None] | None = None
+    table, tr, rowmap = events, trace, np.arange(events.num_rows)
+    present = np.ones(n_traces, dtype=bool)
+    if agent != "*":
+        keep = _bool(pc.equal(events.column("agent"), agent))
+        table, tr, rowmap = events.filter(pa.array(keep)), trace[keep], rowmap[keep]
+        present = np.bincount(tr, minlength=n_traces) > 0
+    grounded = table
+    if per_agent:  # regroup by (trace, agent), in order inside each group
+        agents = pc.fill_null(table.column("agent"), "").to_numpy(zero_copy_only=False)
+        order = np.lexsort((np.arange(table.num_rows), agents, tr))
+        table, tr, rowmap = table.take(pa.array(order)), tr[order], rowmap[order]
+        key = pc.binary_join_element_wise(
+            table.column("trace_id"), pc.fill_null(table.column("agent"), ""), "\x1f"
+        )
+        grounded = table.set_column(0, "trace_id", key)
+    return table, grounded, tr, rowmap, present
 
 
 class TableIndex(Protocol):
@@ -53,13 +108,8 @@ class TableIndex(Protocol):
 
 def trace_index(trace_ids: pa.Array | pa.ChunkedArray) -> tuple[IntArray, int]:
     """Trace number of every row (rows sorted by trace) and the number of traces."""
-    n = len(trace_ids)
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        diff = pc.not_equal(trace_ids.slice(1), trace_ids.slice(0, n - 1))
-        new[1:] = np.asarray(pc.fill_null(diff, True).to_numpy(zero_copy_only=False))
-    code = np.cumsum(new, dtype=np.int64) - 1
-    return code, int(new.sum())
+    s = Segments.of_ids(trace_ids)
+    return s.seg, s.n_segments
 
 
 def _equal_mask(column: pa.Array | pa.ChunkedArray, value: str) -> npt.NDArray[np.bool_]:
@@ -98,7 +148,7 @@ class Views:
         self.trace, self.n_traces = trace, n_traces
         self.masks: dict[tuple[str, str], npt.NDArray[np.bool_]] = {}
         self.cache: dict[tuple[frozenset[str], str, bool], View] = {}
-        self.heads: IntArray | None = None
+        self.layout: Segments | None = None
 
     def _is(self, column: str, value: str) -> npt.NDArray[np.bool_]:
         got = self.masks.get((column, value))
@@ -113,7 +163,7 @@ class Views:
     def mask(self, contract: Contract) -> npt.NDArray[np.bool_]:
         """Rows in the contract's view: its event types (§1), restricted to its agent."""
         mask = np.zeros(self.table.num_rows, dtype=bool)
-        for t in sorted(contract.view_types()):
+        for t in sorted(view_types(contract)):
             mask |= self._is("type", t)
         if contract.agent != "*":
             mask &= self._is("agent", contract.agent)
@@ -121,23 +171,20 @@ class Views:
 
     def _lengths(self, mask: npt.NDArray[np.bool_]) -> IntArray:
         """Rows of ``mask`` per trace (the table's rows are sorted by trace)."""
-        if self.heads is None:
-            new = np.ones(len(self.trace), dtype=bool)
-            new[1:] = self.trace[1:] != self.trace[:-1]
-            self.heads = np.flatnonzero(new)
-            if bool(np.any(np.diff(self.trace[self.heads]) <= 0)):
-                raise ValueError("rows must be sorted by segment")
+        if self.layout is None:
+            self.layout = Segments.from_keys(self.trace, self.n_traces)
+        s = self.layout
         lengths = np.zeros(self.n_traces, dtype=np.int64)
-        if len(self.heads):
-            counts = np.add.reduceat(mask.view(np.uint8), self.heads, dtype=np.int64)
-            lengths[self.trace[self.heads]] = counts
+        if s.n_rows:
+            counts = np.add.reduceat(mask.view(np.uint8), s.first_rows(), dtype=np.int64)
+            lengths[s.lengths > 0] = counts
         return lengths
 
     def of(self, contract: Contract) -> View:
         """The contract's view. For ``per_agent`` contracts the rows are regrouped by
         (trace, agent), in order inside each group: the caller must then have
         grounded stateful atoms per (trace, agent)."""
-        key = (contract.view_types(), contract.agent, contract.per_agent)
+        key = (view_types(contract), contract.agent, contract.per_agent)
         view = self.cache.get(key)
         if view is None:
             mask = self.mask(contract)

@@ -4,7 +4,9 @@ Aliases of §6 patterns keep the name they were written with (so a YAML
 round trip writes them back unchanged); the other names are factories of
 their own; LLM-judge names load as clauses skipped with "needs an LLM
 judge". Parameter names follow Sponsio's pattern library so that
-arguments given by name load too.
+arguments given by name load too. An alias inherits its target's evidence
+sentence (its arguments keep their positions); every other name that can
+be violated has a sentence of its own.
 """
 
 from __future__ import annotations
@@ -25,20 +27,11 @@ from sponsio_audit.ltl.ast import (
     OnceWithin,
     Since,
 )
-from sponsio_audit.ltl.patterns import (
-    CORE,
-    G,
-    Param,
-    PatternArgError,
-    PatternSpec,
-    _p,
-    c,
-    conj,
-    disj,
-    le,
-    literal,
-    when_called,
-)
+from sponsio_audit.ltl.patterns.core import CORE
+from sponsio_audit.ltl.patterns.formulas import G, c, conj, disj, le, when_called
+from sponsio_audit.ltl.patterns.params import Param, PatternArgError, parse_params
+from sponsio_audit.ltl.patterns.spec import PatternSpec, arg
+from sponsio_audit.regexes import literal
 
 _CORE = {s.name: s for s in CORE}
 
@@ -104,6 +97,16 @@ def _value_range(tool: str, field: str, min_val: Any, max_val: Any) -> Formula:
     return when_called(tool, conj(parts))
 
 
+def _range_text(a: tuple[Any, ...]) -> str:
+    """Where a value fell for arg_value_range: below min, above max, or outside both."""
+    lo, hi = (a[i] if i < len(a) else None for i in (2, 3))
+    if lo is None:
+        return f"above {arg(a, 3)}"
+    if hi is None:
+        return f"below {arg(a, 2)}"
+    return f"outside [{arg(a, 2)}, {arg(a, 3)}]"
+
+
 def _since_clear(trigger: Formula, sources: tuple[str, ...], clear: str) -> Formula:
     """``G(trigger ∧ O src → ¬src S clear)``: since the last source call, `clear` happened."""
     src = disj(c(s) for s in sources)
@@ -127,19 +130,19 @@ SPECS: tuple[PatternSpec, ...] = (
     _alias("audit_after", "always_followed_by", "{trigger} must be followed by audit {response}"),
     replace(
         _alias("dry_run_before_commit", "must_precede", "{before} dry run must precede {after}"),
-        params=_p("dry_run:tool", "commit:tool"),
+        params=parse_params("dry_run:tool", "commit:tool"),
         factory=lambda dry_run, commit: when_called(commit, Once(c(dry_run))),
         desc_template="{dry_run} dry run must precede {commit}",
     ),
     replace(
         _alias("backup_before_destructive", "must_precede"),
-        params=_p("backup:tool", "action:tool"),
+        params=parse_params("backup:tool", "action:tool"),
         factory=lambda backup, action: when_called(action, Once(c(backup))),
         desc_template="{backup} backup must precede destructive {action}",
     ),
     replace(
         _alias("required_steps_completion", "required_steps"),
-        params=_p("trigger:tool", "required_set:tools"),
+        params=parse_params("trigger:tool", "required_set:tools"),
         factory=lambda trigger, required_set: when_called(
             trigger, conj(Eventually(c(s)) for s in required_set)
         ),
@@ -147,16 +150,19 @@ SPECS: tuple[PatternSpec, ...] = (
     ),
     _S(
         "arg_length_limit",
-        _p("tool:tool", "param:field", "max_chars:int", max_chars_min=0),
+        parse_params("tool:tool", "param:field", "max_chars:int", max_chars_min=0),
         "field `param` of every call of `tool` has at most n characters",
         lambda tool, param, max_chars: when_called(
             tool, le(Atom("arg_length", (tool, param)), max_chars)
         ),
         desc_template="{tool}.{param} must not exceed {max_chars} characters",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} with {arg(a, 1)} longer than {arg(a, 2)} characters"
+        ),
     ),
     _S(
         "arg_value_range",
-        _p(
+        parse_params(
             "tool:tool",
             "field:field",
             "min_val:number",
@@ -167,28 +173,36 @@ SPECS: tuple[PatternSpec, ...] = (
         "numeric field of every call of `tool` lies in [min, max]",
         _value_range,
         desc_template="{tool}.{field} must lie in [{min_val}, {max_val}]",
+        evidence=lambda a, t, s, o, ot: f"{t} called at step {s} with {arg(a, 1)} {_range_text(a)}",
     ),
     _S(
         "duplicate_call_limit",
-        _p("tool:tool", "args_pattern:regex", "max_count:int", max_count_min=0),
+        parse_params("tool:tool", "args_pattern:regex", "max_count:int", max_count_min=0),
         "at most n calls of `tool` whose arguments match the regex",
         lambda tool, args_pattern, max_count: when_called(
             tool, le(Atom("count_with", (tool, args_pattern)), max_count)
         ),
         desc_template="{tool} calls matching the pattern at most {max_count} times",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s}: more than {arg(a, 2)} calls of {arg(a, 0)} "
+            "with matching arguments"
+        ),
     ),
     _S(
         "dangerous_bash_commands",
-        _p("forbidden:values", forbidden=DANGEROUS_BASH_COMMANDS),
+        parse_params("forbidden:values", forbidden=DANGEROUS_BASH_COMMANDS),
         "no bash call contains a listed command (literal text; a shipped list by default)",
         lambda forbidden: when_called(
             "bash", conj(Not(Atom("arg_has", ("bash", literal(str(p))))) for p in forbidden)
         ),
         desc_template="bash commands [{forbidden}] are banned",
+        evidence=lambda a, t, s, o, ot: f"{t} called at step {s} with a banned command",
     ),
     _S(
         "dangerous_sql_verbs",
-        _p("tool:tool", "forbidden:values", tool="execute_sql", forbidden=DANGEROUS_SQL_VERBS),
+        parse_params(
+            "tool:tool", "forbidden:values", tool="execute_sql", forbidden=DANGEROUS_SQL_VERBS
+        ),
         "field `query` of the SQL tool uses no listed verb (whole word, any case)",
         lambda tool, forbidden: when_called(
             tool,
@@ -198,10 +212,13 @@ SPECS: tuple[PatternSpec, ...] = (
             ),
         ),
         desc_template="{tool} must not use [{forbidden}]",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} with a query that uses a forbidden verb"
+        ),
     ),
     _S(
         "data_intact",
-        _p("bound_tool:regex", "original_paths:paths"),
+        parse_params("bound_tool:regex", "original_paths:paths"),
         "bash calls matching the command regex touch only paths under the prefixes",
         lambda bound_tool, original_paths: G(
             Implies(
@@ -210,66 +227,90 @@ SPECS: tuple[PatternSpec, ...] = (
             )
         ),
         desc_template="{bound_tool} must use only original data from [{original_paths}]",
+        evidence=lambda a, t, s, o, ot: f"{t} called at step {s} with a path outside {arg(a, 1)}",
     ),
     _S(
         "destructive_action_gate",
-        _p("tool:tool", "approver_role:perm", approver_role="approver"),
+        parse_params("tool:tool", "approver_role:perm", approver_role="approver"),
         "every call of `tool` has an earlier confirm_<tool> by an agent with the role",
         lambda tool, approver_role: when_called(
             tool, Once(And(c(f"confirm_{tool}"), Atom("perm", (approver_role,))))
         ),
         desc_template="{tool} is destructive and requires approval from {approver_role}",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} without a prior confirm_{arg(a, 0)} by an agent "
+            f"with role {arg(a, 1)}"
+        ),
     ),
     _S(
         "untrusted_source_gate",
-        _p("sources:tools", "sinks:tools"),
+        parse_params("sources:tools", "sinks:tools"),
         "after an untrusted source, sinks need a confirm_reconfirmed since its last call",
         lambda sources, sinks: _since_clear(
             disj(c(s) for s in sinks), sources, "confirm_reconfirmed"
         ),
         desc_template="after [{sources}], [{sinks}] requires re-confirmation",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} after {arg(a, 0)} without a confirm_reconfirmed since"
+        ),
     ),
     _S(
         "confirm_after_source",
-        _p("source:tool", "action:tool"),
+        parse_params("source:tool", "action:tool"),
         "after `source`, `action` needs a confirm_<action> since the last `source`",
         lambda source, action: _since_clear(c(action), (source,), f"confirm_{action}"),
         desc_template="after {source}, {action} requires confirmation",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} after {arg(a, 0)} without a confirm_{arg(a, 1)} since"
+        ),
     ),
     _S(
         "sanitized_before_sink",
-        _p("source:tool", "sanitizer:tool", "sink:tool"),
+        parse_params("source:tool", "sanitizer:tool", "sink:tool"),
         "after `source`, `sink` needs a `sanitizer` call since the last `source`",
         lambda source, sanitizer, sink: _since_clear(c(sink), (source,), sanitizer),
         desc_template="after {source}, {sanitizer} must precede {sink}",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} after {arg(a, 0)} without {arg(a, 1)} since"
+        ),
     ),
     _S(
         "approval_freshness",
-        _p("approval:tool", "action:tool", "steps:int", steps_min=0),
+        parse_params("approval:tool", "action:tool", "steps:int", steps_min=0),
         "every call of `action` has an `approval` within the last n steps",
         lambda approval, action, steps: when_called(action, OnceWithin(steps, c(approval))),
         desc_template="{action} requires approval {approval} within {steps} steps",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} without {arg(a, 0)} in the last {arg(a, 2)} steps"
+        ),
     ),
     _S(
         "delegation_depth_limit",
-        _p("max_depth:int", max_depth_min=0),
+        parse_params("max_depth:int", max_depth_min=0),
         "delegation chains are at most n deep",
         lambda max_depth: G(le(Atom("delegation_depth"), max_depth)),
         desc_template="delegation depth at most {max_depth}",
+        evidence=lambda a, t, s, o, ot: f"delegation chain deeper than {arg(a, 0)} at step {s}",
     ),
     _S(
         "ctx_required",
-        _p("tool:tool", "key:key", "values:values"),
+        parse_params("tool:tool", "key:key", "values:values"),
         "every call of `tool` happens while context key k has one of the values",
         lambda tool, key, values: when_called(tool, disj(Atom("ctx", (key, v)) for v in values)),
         desc_template="{tool} requires context {key} in [{values}]",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} while context {arg(a, 1)} is not one of {arg(a, 2)}"
+        ),
     ),
     _S(
         "ctx_matches_required",
-        _p("tool:tool", "key:key", "pattern:regex"),
+        parse_params("tool:tool", "key:key", "pattern:regex"),
         "every call of `tool` happens while context key k matches the regex",
         lambda tool, key, pattern: when_called(tool, Atom("ctx_matches", (key, pattern))),
         desc_template="{tool} requires context {key} matching the pattern",
+        evidence=lambda a, t, s, o, ot: (
+            f"{t} called at step {s} while context {arg(a, 1)} does not match the pattern"
+        ),
     ),
     *(_judge(n) for n in JUDGE_NAMES),
 )

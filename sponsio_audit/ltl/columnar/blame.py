@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sponsio_audit.ltl import columnar_ops as ops
 from sponsio_audit.ltl.ast import (
     Always,
     AlwaysWithin,
@@ -51,8 +50,9 @@ from sponsio_audit.ltl.ast import (
     WeakUntil,
     is_future_free,
 )
-from sponsio_audit.ltl.columnar_eval import Evaluator
-from sponsio_audit.ltl.columnar_ops import BoolArray, IntArray
+from sponsio_audit.ltl.columnar import scans as ops
+from sponsio_audit.ltl.columnar.segments import BoolArray, IntArray
+from sponsio_audit.ltl.columnar.values import Evaluator
 
 
 class Unsupported(Exception):

@@ -18,7 +18,7 @@ import yaml
 YamlPath = tuple[Union[str, int], ...]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-PACKS_DIR = Path(__file__).parent / "packs"
+PACKS_DIR = Path(__file__).parent.parent / "packs"
 SPONSIO_PACKS_DIR = PACKS_DIR / "sponsio"
 
 
