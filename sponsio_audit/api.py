@@ -14,20 +14,26 @@ How views are formed (SEMANTICS.md §1) is documented in ``engine``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from sponsio_audit.engine import columnar_raw, reference_raw
+from sponsio_audit.evaluation import ContractSet, evaluate
 from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.verdicts import build_tables
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 Permissions = Mapping[str, frozenset[str]]
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""A table name ``read_parquet`` takes from a file name (others are not ours)."""
+EVALUATE_ROWS = 50_000
+"""Events read from the store per batch; ``evaluate`` takes them in whole traces."""
 STORE_TABLES = (
     "files",
     "skipped",
@@ -146,14 +152,9 @@ def audit(
             store.close()
             raise
     say("evaluating contracts…")
-    events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
-    if engine == "reference":
-        raw = reference_raw(events, cs, perms)
-    elif engine == "columnar":
-        raw = columnar_raw(events, cs, perms)
-    else:
-        raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
-    verdicts, violations = build_tables(raw, events, cs)
+    events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq")
+    tables = evaluate(events.to_arrow_reader(EVALUATE_ROWS), ContractSet(cs, perms), engine=engine)
+    verdicts, violations = tables.verdicts, tables.violations
     _save(store, verdicts=verdicts, violations=violations, contracts=contracts_table(cs))
     return AuditResult(store, cs, verdicts, violations, summary(store))
 
@@ -222,4 +223,57 @@ def summary(store: Store) -> Summary:
             SEVERITIES,
         ),
         skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
+    )
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_parquet(directory: str | Path, store: Store | None = None) -> Store:
+    """A store (in memory unless given) holding the tables of ``directory``'s Parquet files.
+
+    Raises ``LookupError`` when the directory holds no audit (no verdicts,
+    violations or contracts file).
+    """
+    src = Path(directory)
+    found = {p.name[: -len(".parquet")]: p for p in sorted(src.glob("*.parquet"))}
+    missing = [n for n in ("verdicts", "violations", "contracts") if n not in found]
+    if not src.is_dir() or missing:
+        raise LookupError(
+            f"no audit in {src}: missing {', '.join(f'{n}.parquet' for n in missing)} "
+            "(write one with `scan --parquet DIR`)"
+        )
+    store = store if store is not None else Store.open()
+    for name, path in found.items():
+        if not _NAME.fullmatch(name):
+            continue  # not a table this tool writes
+        table = pq.read_table(path)
+        if name == "violations":
+            extra = ("path", "fingerprint")  # what report.parquet adds to violations
+            table = table.drop_columns([c for c in extra if c in table.column_names])
+        if name in TABLES:
+            schema = TABLES[name]
+            table = table.select(schema.names).cast(_plain(schema))
+            store.con.execute(f"DELETE FROM {_quoted(name)}")
+            store.insert(name, table)
+        else:
+            con = store.con
+            con.register("_parquet_in", table)
+            try:
+                con.execute(f"CREATE OR REPLACE TABLE {_quoted(name)} AS SELECT * FROM _parquet_in")
+            finally:
+                con.unregister("_parquet_in")
+    return store
+
+
+def _plain(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with extension types (``arrow.json``) as their storage: how they come back."""
+    return pa.schema(
+        [
+            pa.field(f.name, f.type.storage_type, f.nullable)
+            if isinstance(f.type, pa.BaseExtensionType)
+            else f
+            for f in schema
+        ]
     )

@@ -269,6 +269,7 @@ def scan(
     files or records) with --strict.
     """
     from sponsio_audit.api import audit
+    from sponsio_audit.ingest import Store
 
     try:
         _check_paths(paths)
@@ -326,10 +327,10 @@ def _spark_scan(
     a temporary directory), read back into ``store`` for the report."""
     import tempfile
 
-    from sponsio_audit.report import parquet as parquet_in
+    from sponsio_audit.api import read_parquet
 
     try:
-        from sponsio_audit.spark.scan import scan as spark_scan
+        from sponsio_audit.cli_spark import scan as spark_scan
     except ImportError as e:
         raise _fail([f"--engine spark needs the [spark] extra ({e})"]) from None
     with tempfile.TemporaryDirectory(prefix="sponsio-spark-") as tmp:
@@ -341,7 +342,7 @@ def _spark_scan(
         except Exception as e:  # Spark's errors carry JVM stack traces: one line of it
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             raise _fail([f"spark: {type(e).__name__}: {first}"[:500]]) from None
-        parquet_in.read(out, store)
+        read_parquet(out, store)
 
 
 def _exit(data: ReportData, fail_on: str, strict: bool) -> None:
@@ -382,10 +383,10 @@ def report(
     if not source.exists():
         raise _fail([f"{source}: no such file or directory"])
     if parquet is not None:
-        from sponsio_audit.report import parquet as parquet_in
+        from sponsio_audit.api import read_parquet
 
         try:
-            store = parquet_in.read(parquet)
+            store = read_parquet(parquet)
         except LookupError as e:
             raise _fail([str(e)]) from None
     else:

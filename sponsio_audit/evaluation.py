@@ -15,13 +15,13 @@ What it accepts, and what it refuses rather than judge wrongly:
   has a gap or repeats a step raises (*split*: part of it went to another
   call, and the verdicts of either part would be wrong);
 - ``config`` is the loaded configuration (contracts **and** the agents'
-  permissions); a bare list of contracts is refused, as ``perm(P)`` would
-  silently be false for every agent.
+  permissions), or a ``ContractSet`` holding both; a bare list of contracts
+  is refused, as ``perm(P)`` would silently be false for every agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.engine import columnar_raw, reference_raw
 from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.trace_batches import WHOLE_TRACE_ROWS, whole_traces
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
 
@@ -45,8 +46,18 @@ class AuditTables:
     violations: pa.Table
 
 
+@dataclass(frozen=True)
+class ContractSet:
+    """Contracts with the permissions of their agents: what ``evaluate`` needs of a config."""
+
+    contracts: tuple[Contract, ...]
+    permissions: Mapping[str, frozenset[str]]
+
+
 def permissions_of(config: Any) -> dict[str, frozenset[str]]:
-    """The agents' permissions of a loaded config (``Config.agents``)."""
+    """The agents' permissions of a loaded ``Config`` (``agents``) or a ``ContractSet``."""
+    if hasattr(config, "contracts") and hasattr(config, "permissions"):
+        return {k: frozenset(v) for k, v in config.permissions.items()}
     if not hasattr(config, "contracts") or not hasattr(config, "agents"):
         raise TypeError(
             "evaluate takes the loaded config (contracts and the agents' permissions), "

@@ -24,13 +24,13 @@ those. ``events.parquet`` — the normalised events (SEMANTICS.md §1), ordered
 by (trace_id, seq), written as recorded (not redacted): the file is for
 analysis next to the original traces.
 
-``read(DIR)`` loads the files into a store, so ``report --parquet DIR``
-renders any report from them, as ``report --db`` does from a store.
+``api.read_parquet(DIR)`` loads the files into a store (reports never write
+to one), so ``report --parquet DIR`` renders any report from them, as
+``report --db`` does from a store.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sponsio_audit.ingest import Store
-from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.report import baseline
 from sponsio_audit.report.data import arrow
 
@@ -56,7 +55,6 @@ ORDER = {
     "skipped": "file_id, record",
     "contracts": "id",
 }
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 EXTRA = ("path", "fingerprint")
 """Columns ``violations.parquet`` adds to the store's ``violations``."""
 
@@ -122,51 +120,3 @@ def write(store: Store, data: Any = None, directory: str | Path | None = None) -
         pq.write_table(table, path, compression="zstd")
         paths.append(path)
     return paths
-
-
-def read(directory: str | Path, store: Store | None = None) -> Store:
-    """A store (in memory unless given) holding the tables of ``directory``'s Parquet files.
-
-    Raises ``LookupError`` when the directory holds no audit (no verdicts,
-    violations or contracts file).
-    """
-    src = Path(directory)
-    found = {p.name[: -len(".parquet")]: p for p in sorted(src.glob("*.parquet"))}
-    missing = [n for n in ("verdicts", "violations", "contracts") if n not in found]
-    if not src.is_dir() or missing:
-        raise LookupError(
-            f"no audit in {src}: missing {', '.join(f'{n}.parquet' for n in missing)} "
-            "(write one with `scan --parquet DIR`)"
-        )
-    store = store if store is not None else Store.open()
-    for name, path in found.items():
-        if not _NAME.fullmatch(name):
-            continue  # not a table this tool writes
-        table = pq.read_table(path)
-        if name == "violations":
-            table = table.drop_columns([c for c in EXTRA if c in table.column_names])
-        if name in TABLES:
-            schema = TABLES[name]
-            table = table.select(schema.names).cast(_plain(schema))
-            store.con.execute(f"DELETE FROM {_quoted(name)}")
-            store.insert(name, table)
-        else:
-            con = store.con
-            con.register("_parquet_in", table)
-            try:
-                con.execute(f"CREATE OR REPLACE TABLE {_quoted(name)} AS SELECT * FROM _parquet_in")
-            finally:
-                con.unregister("_parquet_in")
-    return store
-
-
-def _plain(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with extension types (``arrow.json``) as their storage: how they come back."""
-    return pa.schema(
-        [
-            pa.field(f.name, f.type.storage_type, f.nullable)
-            if isinstance(f.type, pa.BaseExtensionType)
-            else f
-            for f in schema
-        ]
-    )

@@ -187,3 +187,18 @@ def _empty(cfg: Any) -> Any:
     from dataclasses import replace
 
     return replace(cfg, contracts=[])
+
+
+def test_the_columnar_engine_finds_trace_id_by_name():
+    """Problem 2 at its source: the per-agent regrouping replaced column 0 by its key."""
+    from sponsio_audit.api import _contracts_and_permissions
+    from sponsio_audit.engine import columnar_raw
+    from sponsio_audit.verdicts import build_tables
+
+    cfg, events, verdicts, violations = _stored(HERE)
+    assert any(c.per_agent for c in cfg.contracts)
+    contracts, perms = _contracts_and_permissions(cfg, None)
+    reordered = events.select(list(reversed(events.column_names)))
+    got = build_tables(columnar_raw(reordered, contracts, perms), reordered, contracts)
+    assert _rows(got[0]) == _rows(verdicts)
+    assert _rows(got[1]) == _rows(violations)

@@ -56,7 +56,7 @@ def test_report_from_parquet_equals_the_report_of_the_scan(scanned, tmp_path, fm
 def test_fingerprints_are_those_of_the_scans_baseline(scanned, tmp_path):
     """The fingerprint column is made from the contracts table alone, and equals the
     fingerprints ``--write-baseline`` records from the report data."""
-    from sponsio_audit import baseline
+    from sponsio_audit.report import baseline
 
     out, _ = scanned
     base = tmp_path / "baseline.json"

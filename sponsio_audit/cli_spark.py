@@ -1,6 +1,6 @@
-"""``scan --engine spark``: ingest and evaluate on Spark, every table written as Parquet.
+"""The work of ``scan --engine spark``: ingest and evaluate on Spark, every table as Parquet.
 
-The CLI then reads the Parquet files back into a store (``report.parquet.read``)
+The CLI then reads the Parquet files back into a store (``api.read_parquet``)
 and renders the report from it, as ``report --parquet DIR`` does, so both
 engines print the same report from the same tables.
 """
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from sponsio_audit.report.data import contracts_table
+from sponsio_audit.api import contracts_table
 from sponsio_audit.report.parquet import EXTRA, with_path_and_fingerprint
 from sponsio_audit.spark.arrow import spark_schema
 from sponsio_audit.spark.ingest import ingest
