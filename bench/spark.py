@@ -125,7 +125,7 @@ def ingest_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any]:
 
     from sponsio_audit.api import audit
     from sponsio_audit.cli_audit import load_contracts
-    from sponsio_audit.spark.ingest import ingest as spark_ingest
+    from sponsio_audit.spark.ingestion import ingest as spark_ingest
 
     spans = -(-n_events * 10 // 9 // 1000) * 1000  # 9 events per 10-span trace
     d = tmp / f"otlp_{n_events}"

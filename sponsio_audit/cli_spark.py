@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sponsio_audit.api import contracts_table
 from sponsio_audit.report.parquet import EXTRA, with_path_and_fingerprint
 from sponsio_audit.spark.arrow import spark_schema
-from sponsio_audit.spark.ingest import ingest
+from sponsio_audit.spark.ingestion import ingest
 from sponsio_audit.verdicts import VIOLATION_SCHEMA
 
 

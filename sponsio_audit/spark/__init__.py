@@ -10,6 +10,7 @@ cluster's storage or do not fit one machine (README, "Spark").
 
 from __future__ import annotations
 
-from sponsio_audit.spark.audit import audit
+from sponsio_audit.spark.auditing import audit
+from sponsio_audit.spark.ingestion import Ingested, ingest
 
-__all__ = ["audit"]
+__all__ = ["Ingested", "audit", "ingest"]

@@ -79,7 +79,7 @@ def _tool_span(
 
 
 def test_spark_ingest_gives_the_store_tables_and_evaluates_in_the_same_stage(spark, corpus):
-    from sponsio_audit.spark.ingest import ingest as spark_ingest
+    from sponsio_audit.spark import ingest as spark_ingest
 
     cfg = load_config([DEMO / "sponsio.yaml"])
     res = audit([str(corpus)], cfg)
@@ -104,7 +104,7 @@ def test_spark_ingest_gives_the_store_tables_and_evaluates_in_the_same_stage(spa
 
 
 def test_spark_ingest_groups_by_conversation_as_the_store_does(spark, corpus):
-    from sponsio_audit.spark.ingest import ingest as spark_ingest
+    from sponsio_audit.spark import ingest as spark_ingest
 
     store = Store.open()
     ingest([str(corpus)], store, group_by="conversation")
