@@ -133,6 +133,7 @@ def ingest_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any]:
     path = bench_ingest.generate(d, spans, "jsonl")
     cfg = load_contracts([], ["default"])
     res, local = _timed(lambda: audit([str(path)], cfg))
+    print(f"  (default engine: {res.summary.events:,} events in {local:.2f} s)", flush=True)
     out = tmp / f"ingest_out_{n_events}"
 
     def on_spark() -> None:
@@ -158,12 +159,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--events", default="270000,2700000", help="evaluate sizes (events)")
     p.add_argument("--ingest", default="270000", help="ingest + evaluate sizes ('' for none)")
     p.add_argument("--master", default="local[2]")
+    p.add_argument("--no-fixed", action="store_true", help="skip the fixed costs")
     a = p.parse_args(argv)
     print(f"pyarrow {pa.__version__}; Spark master {a.master}")
-    spark, costs = fixed_costs(a.master)
-    print("\nSpark fixed costs")
-    for what, s in costs:
-        print(f"  {what:<55} {s:7.2f} s")
+    if a.no_fixed:
+        spark = _session(a.master)
+    else:
+        spark, costs = fixed_costs(a.master)
+        print("\nSpark fixed costs")
+        for what, s in costs:
+            print(f"  {what:<55} {s:7.2f} s")
     tmp = Path(tempfile.mkdtemp(prefix="sponsio-bench-spark-"))
     try:
         print("\nevaluate (20 pattern contracts)")

@@ -18,7 +18,7 @@ from typing import IO, Any
 from sponsio_audit.ingest.pipeline import walk
 from sponsio_audit.ingest.sniff import decompressed, sniff
 
-RANGE_BYTES = 32 << 20
+RANGE_BYTES = 16 << 20
 """Bytes of an OTLP JSON Lines file read by one task (cut at the next line end)."""
 
 RUN = 1

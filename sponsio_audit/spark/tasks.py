@@ -164,7 +164,8 @@ def decode_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             ):
                 if rows:
                     out.append(_blob(kind, rows_batch(rows, SCHEMAS[kind])))
-            yield _blobs_batch(out)
+            for blob in out:  # a batch a blob: the JVM never holds a unit's tables at once
+                yield _blobs_batch([blob])
 
 
 def events_of(config: Any, rows: int) -> Any:
