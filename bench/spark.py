@@ -119,7 +119,9 @@ def evaluate_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any
     return {"events": table.num_rows, "default": local, "spark": remote, "agree": got == want}
 
 
-def ingest_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any]:
+def ingest_side_by_side(
+    spark: Any, n_events: int, tmp: Path, default: bool = True
+) -> dict[str, Any]:
     """``api.audit(paths)`` and ``spark.ingest(paths, config=…)`` on the same OTLP file."""
     import ingest as bench_ingest  # bench/ingest.py
 
@@ -132,8 +134,9 @@ def ingest_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any]:
     d.mkdir()
     path = bench_ingest.generate(d, spans, "jsonl")
     cfg = load_contracts([], ["default"])
-    res, local = _timed(lambda: audit([str(path)], cfg))
-    print(f"  (default engine: {res.summary.events:,} events in {local:.2f} s)", flush=True)
+    if default:
+        res, local = _timed(lambda: audit([str(path)], cfg))
+        print(f"  (default engine: {res.summary.events:,} events in {local:.2f} s)", flush=True)
     out = tmp / f"ingest_out_{n_events}"
 
     def on_spark() -> None:
@@ -143,6 +146,10 @@ def ingest_side_by_side(spark: Any, n_events: int, tmp: Path) -> dict[str, Any]:
         got.violations.write.mode("overwrite").parquet(str(out / "violations"))
 
     _, remote = _timed(on_spark)
+    print(f"  (Spark: {remote:.2f} s)", flush=True)
+    if not default:
+        return {"events": n_events, "bytes": path.stat().st_size, "default": 1.0,
+                "spark": remote, "agree": None}  # fmt: skip
     got = pq.read_table(out / "verdicts").num_rows, pq.read_table(out / "violations").num_rows
     want = res.verdicts.num_rows, res.violations.num_rows
     return {
@@ -160,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--ingest", default="270000", help="ingest + evaluate sizes ('' for none)")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--no-fixed", action="store_true", help="skip the fixed costs")
+    p.add_argument("--spark-only", action="store_true", help="ingest: skip the default engine")
     a = p.parse_args(argv)
     print(f"pyarrow {pa.__version__}; Spark master {a.master}")
     if a.no_fixed:
@@ -183,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
             head = f"{'events':>10} {'MB':>7} {'default s':>10} {'spark s':>10} {'ratio':>7}"
             print(f"  {head}  agree")
             for n in sizes:
-                r = ingest_side_by_side(spark, n, tmp)
+                r = ingest_side_by_side(spark, n, tmp, default=not a.spark_only)
                 ratio = r["spark"] / r["default"]
                 print(
                     f"  {r['events']:>10,} {r['bytes'] / 1e6:>7.0f} {r['default']:>10.2f} "

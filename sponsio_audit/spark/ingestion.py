@@ -102,7 +102,7 @@ def ingest(
     if units:  # a few units per core: big files balance, small ones share a task
         cores = spark.sparkContext.defaultParallelism
         units_df = units_df.repartition(min(len(units), max(2, 2 * cores)))
-    blobs = units_df.mapInArrow(decode_units, BLOBS).persist(StorageLevel.MEMORY_AND_DISK)
+    blobs = units_df.mapInArrow(decode_units, BLOBS).persist(StorageLevel.DISK_ONLY)
     counts = pa.Table.from_pylist(
         [r.asDict() for r in table_of(blobs, "counts").collect()], schema=COUNTS_SCHEMA
     )
@@ -123,7 +123,7 @@ def ingest(
         facts.repartition(F.col(chunks.TRACE_KEY))
         .sortWithinPartitions(chunks.TRACE_KEY, "file_id", "record", "pos")
         .mapInArrow(events_of(config, rows), BLOBS)
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     )
     direct_events = blobs.filter(F.col("kind") == "events")
     results = staged
