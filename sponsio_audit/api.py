@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,16 +27,24 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from sponsio_audit import regexes
 from sponsio_audit.config.discovery import ConfigSource
-from sponsio_audit.engine import columnar_raw, empty_raw, reference_raw
+from sponsio_audit.engine import empty_raw
+from sponsio_audit.evaluation import ENGINES, ContractSet, evaluate
+from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.verdicts import build_tables
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 Permissions = Mapping[str, frozenset[str]]
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""A table name ``read_parquet`` takes from a file name (others are not ours)."""
+EVALUATE_ROWS = 50_000
+"""Events read from the store per batch; ``evaluate`` takes them in whole traces."""
 STORE_TABLES = (
     "files",
     "skipped",
@@ -188,8 +197,8 @@ def audit(
             store.close()
             raise
     say("evaluating contracts…")
-    events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
-    if engine not in ("reference", "columnar"):
+    events = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq")
+    if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
     ms = (
         regex_timeout_ms
@@ -198,13 +207,20 @@ def audit(
     )
     before = regexes.timeouts()
     with regexes.time_limit(None if ms is None else ms / 1000.0):
-        raw = (reference_raw if engine == "reference" else columnar_raw)(events, cs, perms)
+        tables = evaluate(
+            events.to_arrow_reader(EVALUATE_ROWS), ContractSet(cs, perms), engine=engine
+        )
     stats = pa.table({"regex_timeouts": pa.array([regexes.timeouts() - before], pa.int64())})
+    verdicts, violations = tables.verdicts, tables.violations
+    del tables, events
     empty = store.con.sql(EMPTY_TRACES).fetchall()
-    if empty:
-        raw = pa.concat_tables([raw, empty_raw([t for (t,) in empty], cs, perms)])
-    verdicts, violations = build_tables(raw, events, cs)
-    del raw, events  # one row per trace × guarantee: not held while the store copies the tables
+    if empty:  # traces with no events: judged too (n = 0), in trace order with the others
+        ev, vi = build_tables(
+            empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
+        )
+        keys = [(k, "ascending") for k in ("trace_id", "contract_id", "guarantee")]
+        verdicts = pa.concat_tables([verdicts, ev]).sort_by(keys)
+        violations = pa.concat_tables([violations, vi]).sort_by(keys)
     prov = provenance(store, cs, getattr(contracts, "files", ()), started, command)
     _save(
         store,
@@ -364,3 +380,56 @@ def _regex_timeouts(store: Store) -> int:
     except duckdb.CatalogException:
         return 0
     return int(rows[0][0] or 0) if rows else 0
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_parquet(directory: str | Path, store: Store | None = None) -> Store:
+    """A store (in memory unless given) holding the tables of ``directory``'s Parquet files.
+
+    Raises ``LookupError`` when the directory holds no audit (no verdicts,
+    violations or contracts file).
+    """
+    src = Path(directory)
+    found = {p.name[: -len(".parquet")]: p for p in sorted(src.glob("*.parquet"))}
+    missing = [n for n in ("verdicts", "violations", "contracts") if n not in found]
+    if not src.is_dir() or missing:
+        raise LookupError(
+            f"no audit in {src}: missing {', '.join(f'{n}.parquet' for n in missing)} "
+            "(write one with `scan --parquet DIR`)"
+        )
+    store = store if store is not None else Store.open()
+    for name, path in found.items():
+        if not _NAME.fullmatch(name):
+            continue  # not a table this tool writes
+        table = pq.read_table(path)
+        if name == "violations":
+            extra = ("path", "fingerprint")  # what report.parquet adds to violations
+            table = table.drop_columns([c for c in extra if c in table.column_names])
+        if name in TABLES:
+            schema = TABLES[name]
+            table = table.select(schema.names).cast(_plain(schema))
+            store.con.execute(f"DELETE FROM {_quoted(name)}")
+            store.insert(name, table)
+        else:
+            con = store.con
+            con.register("_parquet_in", table)
+            try:
+                con.execute(f"CREATE OR REPLACE TABLE {_quoted(name)} AS SELECT * FROM _parquet_in")
+            finally:
+                con.unregister("_parquet_in")
+    return store
+
+
+def _plain(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with extension types (``arrow.json``) as their storage: how they come back."""
+    return pa.schema(
+        [
+            pa.field(f.name, f.type.storage_type, f.nullable)
+            if isinstance(f.type, pa.BaseExtensionType)
+            else f
+            for f in schema
+        ]
+    )

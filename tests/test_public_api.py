@@ -11,10 +11,22 @@ import pytest
 import sponsio_audit
 from sponsio_audit.api import AuditResult, audit
 from sponsio_audit.config import load_config
+from sponsio_audit.evaluation import AuditTables, evaluate
 from sponsio_audit.guard import Guard
+from sponsio_audit.trace_batches import whole_traces
 
-EXPECTED = ["AuditResult", "Guard", "__version__", "audit", "load_config"]
-"""The public API; changing it is a decision, made here on purpose."""
+EXPECTED = [
+    "AuditResult",
+    "AuditTables",
+    "Guard",
+    "__version__",
+    "audit",
+    "evaluate",
+    "load_config",
+    "whole_traces",
+]
+"""The public API; changing it is a decision, made here on purpose (issue 17 added the
+pure engine entry ``evaluate`` / ``AuditTables`` and ``whole_traces``)."""
 
 
 def test_all_is_the_expected_list() -> None:
@@ -27,6 +39,9 @@ def test_each_name_resolves_to_its_stage_object() -> None:
     assert sponsio_audit.AuditResult is AuditResult
     assert sponsio_audit.Guard is Guard
     assert sponsio_audit.load_config is load_config
+    assert sponsio_audit.evaluate is evaluate
+    assert sponsio_audit.AuditTables is AuditTables
+    assert sponsio_audit.whole_traces is whole_traces
     for name in EXPECTED:
         assert getattr(sponsio_audit, name) is not None
         assert name in dir(sponsio_audit)

@@ -90,7 +90,7 @@ def agent_table(
         key = pc.binary_join_element_wise(
             table.column("trace_id"), pc.fill_null(table.column("agent"), ""), "\x1f"
         )
-        grounded = table.set_column(0, "trace_id", key)
+        grounded = table.set_column(table.schema.get_field_index("trace_id"), "trace_id", key)
     return table, grounded, tr, rowmap, present
 
 

@@ -70,6 +70,13 @@ class GroupBy(str, Enum):
     conversation = "conversation"
 
 
+class Engine(str, Enum):
+    """Where ``scan`` ingests and evaluates: this process (DuckDB) or Spark."""
+
+    default = "default"
+    spark = "spark"
+
+
 class UsageProblem(Exception):
     """A problem to print on stderr (lines already formatted) and exit with ``code``."""
 

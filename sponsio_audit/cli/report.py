@@ -35,7 +35,9 @@ def _header(store: Any) -> str | None:
 
 
 def report(
-    db: Annotated[Path, typer.Option("--db", help="DuckDB file written by `scan --db`.")],
+    db: Annotated[
+        Path | None, typer.Option("--db", help="DuckDB file written by `scan --db`.")
+    ] = None,
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     baseline: Annotated[
@@ -47,8 +49,12 @@ def report(
     limit: LimitOpt = 20,
     quiet: QuietOpt = False,
     silent: SilentOpt = False,
+    parquet: Annotated[
+        Path | None,
+        typer.Option("--parquet", help="Directory written by `scan --parquet` (instead of --db)."),
+    ] = None,
 ) -> None:
-    """Re-render a stored audit (from `scan --db`) without reading the traces again.
+    """Re-render a stored audit (`scan --db` or `--parquet`) without reading the traces again.
 
     Example: sponsio-audit report --db audit.duckdb -f markdown >> "$GITHUB_STEP_SUMMARY"
 
@@ -58,16 +64,30 @@ def report(
     from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
-    with guarded(db):
+    source = db if db is not None else parquet
+    with guarded(source):
+        if (db is None) == (parquet is None):
+            raise UsageProblem(["give --db FILE or --parquet DIR (one of them)"])
         ts = outputs.targets(output or [], fmt.value if fmt else None)
         outputs.check(ts)
-        store = stores.read_only(db)
+        if parquet is not None:
+            from sponsio_audit.api import read_parquet
+
+            if not parquet.exists():
+                raise UsageProblem([f"{parquet}: no such file or directory"])
+            try:
+                store = read_parquet(parquet)
+            except LookupError as e:
+                raise UsageProblem([str(e)]) from None
+        else:
+            assert db is not None
+            store = stores.read_only(db)
         try:
             fmts = {t.fmt for t in ts}
             try:
                 data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
             except LookupError as e:
-                raise UsageProblem([f"{db}: {e}"]) from None
+                raise UsageProblem([f"{source}: {e}"]) from None
             data = baselines.with_matches(store, data)
             header = _header(store)
         finally:

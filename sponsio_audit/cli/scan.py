@@ -27,6 +27,7 @@ from sponsio_audit.cli.common import (
     EXIT_VIOLATIONS,
     AgentOpt,
     ContractsOpt,
+    Engine,
     FailOn,
     Format,
     GroupBy,
@@ -158,6 +159,15 @@ def scan(
             help="Time limit of one lookaround-regex search (unknown when it runs out).",
         ),
     ] = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine", help="default: this machine; spark: Apache Spark ([spark] extra)."
+        ),
+    ] = Engine.default,
+    spark_master: Annotated[
+        str, typer.Option("--spark-master", help="Spark master URL (with --engine spark).")
+    ] = "local[*]",
 ) -> None:
     """Audit traces against contracts and report which trace broke which rule.
 
@@ -176,6 +186,7 @@ def scan(
         fail_on=fail_on.value, baseline=baseline, write_baseline=write_baseline,
         group_by=group_by.value, agent=agent, jobs=jobs, strict=strict, allow_empty=allow_empty,
         limit=limit, quiet=quiet, silent=silent, regex_timeout_ms=regex_timeout_ms,
+        engine=engine.value, spark_master=spark_master,
     )  # fmt: skip
     with guarded(db):
         code = _scan(opts)
@@ -206,6 +217,8 @@ class ScanRun:
     quiet: bool
     silent: bool
     regex_timeout_ms: float | None = None
+    engine: str = "default"
+    spark_master: str = "local[*]"
 
 
 @dataclass(frozen=True)
@@ -268,17 +281,26 @@ def _run(
     store = None
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
-            result = audit(
-                [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by, agent=o.agent,
-                jobs=o.jobs, progress=stage, on_file=tick, sources=src.items,
-                regex_timeout_ms=o.regex_timeout_ms,
-            )  # fmt: skip
-            store = result.store
+            if o.engine == Engine.spark.value:
+                from sponsio_audit.ingest import Store
+
+                stage("ingesting and evaluating on Spark")
+                store = Store.open(str(o.db) if o.db is not None else None)
+                _spark_scan(o, cfg, store)
+                audited_contracts = tuple(contract_sources.chosen(cfg, o.agent))
+            else:
+                result = audit(
+                    [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,
+                    agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
+                    sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
+                )  # fmt: skip
+                store = result.store
+                audited_contracts = result.contracts
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
             data = baselines.with_matches(store, data)
-            ids, present, agents = summary.idle_contracts(store, result.contracts)
+            ids, present, agents = summary.idle_contracts(store, audited_contracts)
             idle = summary.idle_message(ids, present, agents) if ids else None
             written = (0, 0)
             if o.write_baseline is not None:
@@ -288,7 +310,7 @@ def _run(
             if known is not None and o.baseline is not None:
                 data, stale = baselines.apply_counted(data, known)
                 use = summary.BaselineUse(str(o.baseline), data.suppressed, stale)
-            if o.parquet is not None:
+            if o.parquet is not None and o.engine != Engine.spark.value:  # Spark wrote it
                 from sponsio_audit.report import parquet as parquet_out
 
                 with writing(o.parquet):
@@ -303,6 +325,30 @@ def _run(
         if store is not None:
             store.close()
     return Outcome(data, idle, use, written)
+
+
+def _spark_scan(o: ScanRun, cfg: Any, store: Any) -> None:
+    """``scan --engine spark``: Spark writes every table as Parquet (into ``--parquet``, else
+    a temporary directory), read back into ``store`` for the report."""
+    import tempfile
+
+    from sponsio_audit.api import read_parquet
+
+    try:
+        from sponsio_audit.cli_spark import scan as spark_scan
+    except ImportError as e:
+        raise UsageProblem([f"--engine spark needs the [spark] extra ({e})"]) from None
+    with tempfile.TemporaryDirectory(prefix="sponsio-spark-") as tmp:
+        out = o.parquet if o.parquet is not None else Path(tmp)
+        try:
+            spark_scan(
+                [str(p) for p in o.paths], cfg, out, master=o.spark_master,
+                group_by=o.group_by, agent=o.agent,
+            )  # fmt: skip
+        except Exception as e:  # Spark's errors carry JVM stack traces: one line of it
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise UsageProblem([f"spark: {type(e).__name__}: {first}"[:500]]) from None
+        read_parquet(out, store)
 
 
 def _exit_code(o: ScanRun, out: Outcome) -> int:

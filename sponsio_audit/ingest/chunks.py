@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -44,11 +43,15 @@ from sponsio_audit.ingest.store import (
     decision_row,
     rows_batch,
 )
-from sponsio_audit.ingest.trace_events import trace_events
+from sponsio_audit.ingest.trace_events import ROW_FIELDS, trace_events
 from sponsio_audit.ingest.values import dumps
+from sponsio_audit.trace_batches import whole_traces
 
 CHUNK_BYTES = 4 << 20
 """Raw bytes of records handed to one ``decode`` call (at least one record)."""
+
+TRACE_KEY = "gkey"
+"""Column of the staged span rows that says which trace (or conversation) a span is in."""
 
 EVENTS_ROWS = 20_000
 """``span_facts`` rows per ``events`` call (whole traces, so possibly more)."""
@@ -233,32 +236,17 @@ class Traced:
     counts: pa.RecordBatch | None = None
 
 
-def trace_chunks(batches: Iterator[pa.RecordBatch], rows: int | None = None) -> Iterator[pa.Table]:
-    """Batches sorted by their first column (the trace key), regrouped into tables of about
+def trace_chunks(
+    batches: Iterator[pa.RecordBatch], rows: int | None = None, key: str = TRACE_KEY
+) -> Iterator[pa.Table]:
+    """Batches grouped by the trace key (column ``key``), regrouped into tables of about
     ``rows`` rows (``EVENTS_ROWS`` by default) that hold whole traces, without copying."""
-    limit = EVENTS_ROWS if rows is None else rows
-    held: list[pa.RecordBatch] = []
-    n = 0
-    for b in batches:
-        if not b.num_rows:
-            continue
-        held.append(b)
-        n += b.num_rows
-        if n < limit:
-            continue
-        keys = b.column(0)
-        same = pc.equal(keys, keys[-1]).to_numpy(zero_copy_only=False)
-        if same.all():  # the last trace may go on in the next batch: keep reading
-            continue
-        cut = int(np.flatnonzero(~same)[-1]) + 1  # where the last trace starts
-        yield pa.Table.from_batches([*held[:-1], b.slice(0, cut)])
-        held, n = [b.slice(cut)], b.num_rows - cut
-    if n:
-        yield pa.Table.from_batches(held)
+    return whole_traces(batches, key=key, rows=EVENTS_ROWS if rows is None else rows)
 
 
 def events(table: pa.Table) -> Traced:
-    """Events and decisions of the whole traces in ``table`` (key, then ``ROW_FIELDS``)."""
+    """Events and decisions of the whole traces in ``table`` (columns ``TRACE_KEY`` and
+    ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order)."""
     ev_rows: list[tuple] = []
     dec_rows: list[tuple] = []
 
@@ -268,13 +256,14 @@ def events(table: pa.Table) -> Traced:
     counts: list[tuple] = []
     key: Any = None
     rows: list[tuple] = []
-    cols = [c.to_pylist() for c in table.columns]
-    for row in zip(*cols, strict=True):
-        if row[0] != key:
+    keys = table.column(TRACE_KEY).to_pylist()
+    cols = [table.column(name).to_pylist() for name in ROW_FIELDS]
+    for k, row in zip(keys, zip(*cols, strict=True), strict=True):
+        if k != key:
             if rows:
                 counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
-            key, rows = row[0], []
-        rows.append(row[1:])
+            key, rows = k, []
+        rows.append(row)
     if rows:
         counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
     return Traced(

@@ -1,65 +1,122 @@
-"""``--parquet DIR``: the audit's tables as Parquet files for notebooks and warehouses.
+"""``--parquet DIR``: every table of an audit as Parquet, and an audit read back from them.
 
-Three files, written with ``pyarrow.parquet`` (zstd), rows in the stated order:
+One ``NAME.parquet`` per store table (``files``, ``skipped``, ``spans``,
+``events``, ``decisions``, ``verdicts``, ``violations``, ``contracts`` and
+any other table the store holds, except ``span_facts``, ingest's staging),
+written with ``pyarrow.parquet`` (zstd), or by Spark as a directory of the
+same name (``scan --engine spark``); readers take either. Columns are the
+store's (ARCHITECTURE.md "Store schema"); ``violations.parquet`` adds two:
 
 ``violations.parquet`` — one row per offending event of a violated guarantee,
-ordered by (trace_id, contract_id, guarantee, seq):
-  trace_id, contract_id, guarantee (index in the contract), guarantee_text
-  (formula), kind (guarantee | liveness | assumption), severity (high | medium
-  | low), strategy (block | escalate | warn | redirect), seq (step of the
-  event in its trace), blamed (true for the event the violation is blamed
-  on, one per violation), span_id, tool, agent, evidence (one sentence,
-  never argument values), opened_seq (step that opened a liveness
-  obligation), file_id, record (record number in the file; the line for
-  JSON lines), path (input file), fingerprint (baseline fingerprint on
-  blamed rows, null otherwise).
+ordered by (trace_id, contract_id, guarantee, seq): trace_id, contract_id,
+guarantee (index in the contract), guarantee_text (formula), kind (guarantee
+| liveness | assumption), severity (high | medium | low), strategy (block |
+escalate | warn | redirect), seq (step of the event in its trace), blamed
+(true for the event the violation is blamed on, one per violation), span_id,
+tool, agent, evidence (one sentence, never argument values), opened_seq
+(step that opened a liveness obligation), file_id, record (record number in
+the file; the line for JSON lines), then ``path`` (input file) and
+``fingerprint`` (baseline fingerprint on blamed rows, null otherwise, made
+from the ``contracts`` table, so any writer can make it).
 
 ``verdicts.parquet`` — one row per (trace, contract, guarantee), ordered by
-those: trace_id, contract_id, guarantee, guarantee_text, verdict (pass |
-violated | unverifiable | not_applicable | skipped), kind, blame_seq,
-opened_seq, offending (number of offending events), reason.
+those. ``events.parquet`` — the normalised events (SEMANTICS.md §1), ordered
+by (trace_id, seq), written as recorded (not redacted): the file is for
+analysis next to the original traces.
 
-``events.parquet`` — the normalised events (SEMANTICS.md §1), ordered by
-(trace_id, seq): trace_id, seq, span_id, type, agent, tool, args (compact
-JSON, null when not recorded), content, prompt, system_prompt, tokens_in,
-tokens_out, tokens_total, start_ns, duration_ns, target, conversation_id,
-convention, inferred, file_id, record. Events are written as recorded (not
-redacted): the file is for analysis next to the original traces.
+``api.read_parquet(DIR)`` loads the files into a store (reports never write
+to one), so ``report --parquet DIR`` renders any report from them, as
+``report --db`` does from a store.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sponsio_audit.ingest import Store
 from sponsio_audit.report import baseline
-from sponsio_audit.report.data import ReportData, arrow
+from sponsio_audit.report.data import arrow
 
 FILES = ("violations.parquet", "verdicts.parquet", "events.parquet")
+"""The files notebooks read most (every other table is written beside them)."""
+
+INTERNAL = ("span_facts",)
+"""Store tables that are not written (ingest's staging)."""
+
+ORDER = {
+    "violations": "trace_id, contract_id, guarantee, seq",
+    "verdicts": "trace_id, contract_id, guarantee",
+    "events": "trace_id, seq",
+    "files": "file_id",
+    "skipped": "file_id, record",
+    "contracts": "id",
+}
+EXTRA = ("path", "fingerprint")
+"""Columns ``violations.parquet`` adds to the store's ``violations``."""
 
 
-def write(store: Store, data: ReportData, directory: str | Path) -> list[Path]:
-    """Write the three files into ``directory`` (created); their paths."""
+def _names(store: Store) -> list[str]:
+    rows = store.con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+        "ORDER BY table_name"
+    ).fetchall()
+    return [r[0] for r in rows if r[0] not in INTERNAL]
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def fingerprints(violations: pa.Table, contracts: pa.Table) -> pa.Array:
+    """The baseline fingerprint of every blamed row (null on the others), from the
+    ``contracts`` table's rows: no report data needed."""
+    by_id = {c["id"]: c for c in contracts.to_pylist()}
+    return pa.array(
+        [
+            baseline.fingerprint(v, by_id.get(v["contract_id"], {})) if v["blamed"] else None
+            for v in violations.to_pylist()
+        ],
+        type=pa.string(),
+    )
+
+
+def with_path_and_fingerprint(
+    violations: pa.Table, files: pa.Table, contracts: pa.Table
+) -> pa.Table:
+    """``violations`` with the input file's path and the fingerprint appended."""
+    paths = {r["file_id"]: r["path"] for r in files.select(["file_id", "path"]).to_pylist()}
+    ids = violations.column("file_id").to_pylist()
+    out = violations.append_column("path", pa.array([paths.get(i) for i in ids], pa.string()))
+    return out.append_column("fingerprint", fingerprints(violations, contracts))
+
+
+def write(store: Store, data: Any = None, directory: str | Path | None = None) -> list[Path]:
+    """Write every table of ``store`` into ``directory`` (created); their paths.
+
+    ``data`` (the report data) is not needed; it is accepted for older callers.
+    """
+    if directory is None:
+        raise TypeError("write() needs the directory")
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    viol = arrow(
-        store,
-        "SELECT v.*, f.path FROM violations v LEFT JOIN files f USING (file_id) "
-        "ORDER BY trace_id, contract_id, guarantee, seq",
-    )
-    fps = [
-        baseline.fingerprint(row, data.contract(row["contract_id"])) if row["blamed"] else None
-        for row in viol.to_pylist()
-    ]
-    viol = viol.append_column("fingerprint", pa.array(fps, type=pa.string()))
-    verdicts = arrow(store, "SELECT * FROM verdicts ORDER BY trace_id, contract_id, guarantee")
-    events = arrow(store, "SELECT * FROM events ORDER BY trace_id, seq")
     paths = []
-    for name, table in zip(FILES, (viol, verdicts, events), strict=True):
-        path = out / name
+    names = _names(store)
+    for name in names:
+        order = f" ORDER BY {ORDER[name]}" if name in ORDER else ""
+        table = arrow(store, f"SELECT * FROM {_quoted(name)}{order}")
+        if name == "violations":
+            table = with_path_and_fingerprint(
+                table,
+                arrow(store, "SELECT * FROM files"),
+                arrow(store, "SELECT * FROM contracts")
+                if "contracts" in names
+                else pa.table({"id": pa.array([], pa.string())}),
+            )
+        path = out / f"{name}.parquet"
         pq.write_table(table, path, compression="zstd")
         paths.append(path)
     return paths

@@ -158,7 +158,7 @@ def test_trace_chunks_never_split_a_trace() -> None:
         for i in range(0, len(keys), 4)
     ]
     for rows in (1, 2, 5, 100):
-        tables = list(chunks.trace_chunks(iter(batches), rows))
+        tables = list(chunks.trace_chunks(iter(batches), rows, key="k"))
         assert [x for t in tables for x in t.column("i").to_pylist()] == list(range(len(keys)))
         seen: set[str] = set()
         for t in tables:

@@ -1,0 +1,214 @@
+"""``evaluate(events, config) -> AuditTables``: the one pure engine entry point.
+
+Events in, verdicts and violations out, nothing else read or written: the
+store path (``api.audit``) and Spark (``sponsio_audit.spark``) both call it.
+What it accepts, and what it refuses rather than judge wrongly:
+
+- columns are found by name (extra ones are ignored, a missing one is an
+  error naming it) and cast to ``EVENT_SCHEMA`` (``large_string`` and
+  ``string_view`` from other Arrow producers become ``string``);
+- a table is sorted by (trace_id, seq) when it is not; a stream
+  (``RecordBatchReader``) is read in tables of whole traces
+  (``whole_traces``), each trace's rows sorted by seq, and a trace whose rows
+  come back after another trace started raises (*interleaved*);
+- every trace's steps must be 0..n-1: a trace that lacks its first steps,
+  has a gap or repeats a step raises (*split*: part of it went to another
+  call, and the verdicts of either part would be wrong);
+- ``config`` is the loaded configuration (contracts **and** the agents'
+  permissions), or a ``ContractSet`` holding both; a bare list of contracts
+  is refused, as ``perm(P)`` would silently be false for every agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sponsio_audit.engine import columnar_raw, reference_raw
+from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.trace_batches import WHOLE_TRACE_ROWS, whole_traces
+from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
+
+ENGINES = ("columnar", "reference")
+
+
+@dataclass(frozen=True)
+class AuditTables:
+    """The two result tables of an evaluation (``VERDICT_SCHEMA``, ``VIOLATION_SCHEMA``)."""
+
+    verdicts: pa.Table
+    violations: pa.Table
+
+
+@dataclass(frozen=True)
+class ContractSet:
+    """Contracts with the permissions of their agents: what ``evaluate`` needs of a config."""
+
+    contracts: tuple[Contract, ...]
+    permissions: Mapping[str, frozenset[str]]
+
+
+def permissions_of(config: Any) -> dict[str, frozenset[str]]:
+    """The agents' permissions of a loaded ``Config`` (``agents``) or a ``ContractSet``."""
+    if hasattr(config, "contracts") and hasattr(config, "permissions"):
+        return {k: frozenset(v) for k, v in config.permissions.items()}
+    if not hasattr(config, "contracts") or not hasattr(config, "agents"):
+        raise TypeError(
+            "evaluate takes the loaded config (contracts and the agents' permissions), "
+            f"not {type(config).__name__}: contracts alone lose the permissions"
+        )
+    return {
+        agent_id: frozenset(getattr(agent, "permissions", ()) or ())
+        for agent_id, agent in config.agents.items()
+    }
+
+
+def normalised(events: pa.Table | pa.RecordBatch) -> pa.Table:
+    """``events`` as ``EVENT_SCHEMA`` columns, looked up by name and cast."""
+    names = set(events.schema.names)
+    missing = [f.name for f in EVENT_SCHEMA if f.name not in names]
+    if missing:
+        raise ValueError(f"events lack the column(s) {', '.join(missing)}")
+    arrays = []
+    for f in EVENT_SCHEMA:
+        col = events.column(f.name)
+        if not col.type.equals(f.type):
+            try:
+                col = col.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise ValueError(f"events column {f.name}: {col.type} is not {f.type}: {e}") from e
+        if not f.nullable and col.null_count:
+            raise ValueError(f"events column {f.name} has null values")
+        arrays.append(col)
+    table = pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
+    return table
+
+
+def _runs(trace_ids: pa.ChunkedArray) -> tuple[np.ndarray, int]:
+    """Start row of every run of equal trace ids, and the number of distinct ids."""
+    n = len(trace_ids)
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        diff = pc.not_equal(trace_ids.slice(1), trace_ids.slice(0, n - 1))
+        new[1:] = np.asarray(diff.to_numpy(zero_copy_only=False), dtype=bool)
+    return np.flatnonzero(new), len(pc.unique(trace_ids))
+
+
+def _steps_ok(seq: np.ndarray, starts: np.ndarray, n: int) -> bool:
+    """Whether each run's seq is exactly 0, 1, …, len - 1."""
+    lengths = np.diff(np.r_[starts, n])
+    expected = np.arange(n) - np.repeat(starts, lengths)
+    return bool(np.array_equal(seq, expected))
+
+
+def ordered(table: pa.Table, *, may_sort: bool) -> pa.Table:
+    """``table`` in (trace_id, seq) order, each trace's steps checked to be 0..n-1.
+
+    ``may_sort``: traces may be interleaved (a whole table); otherwise a trace id in
+    two runs is an interleaved stream and raises.
+    """
+    if not table.num_rows:
+        return table
+    starts, distinct = _runs(table.column("trace_id"))
+    if len(starts) != distinct:
+        if not may_sort:
+            raise ValueError(
+                "interleaved traces: a trace's events come back after another trace started; "
+                "group the rows by trace_id (Spark: repartition by trace_id and sort within "
+                "partitions by trace_id, seq)"
+            )
+        table = table.sort_by([("trace_id", "ascending"), ("seq", "ascending")])
+        starts, _ = _runs(table.column("trace_id"))
+    seq = table.column("seq").to_numpy()
+    if _steps_ok(seq, starts, table.num_rows):
+        return table
+    # sort each trace by seq (keeping the order of traces), then check again
+    trace_no = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, table.num_rows]))
+    order = np.lexsort((seq, trace_no))
+    table, seq = table.take(pa.array(order)), seq[order]
+    if not _steps_ok(seq, starts, table.num_rows):
+        lengths = np.diff(np.r_[starts, table.num_rows])
+        expected = np.arange(table.num_rows) - np.repeat(starts, lengths)
+        bad = int(np.flatnonzero(seq != expected)[0])
+        tid = table.column("trace_id")[bad].as_py()
+        raise ValueError(
+            f"split trace {tid!r}: its steps are not 0..n-1 (step {int(seq[bad])} where "
+            f"{int(expected[bad])} was due); every event of a trace must be in the same call"
+        )
+    return table
+
+
+def _tables(events: pa.Table, contracts: tuple, perms: dict, engine: str) -> AuditTables:
+    if engine == "reference":
+        raw = reference_raw(events, contracts, perms)
+    else:
+        raw = columnar_raw(events, contracts, perms)
+    verdicts, violations = build_tables(raw, events, contracts)
+    return AuditTables(verdicts, violations)
+
+
+def _chunks(reader: pa.RecordBatchReader, rows: int) -> Iterator[pa.Table]:
+    """Normalised, ordered tables of whole traces of a stream (see the module doc)."""
+    seen: set[str] = set()
+    batches = (normalised(b).combine_chunks().to_batches()[0] for b in reader if b.num_rows)
+    for table in whole_traces(batches, "trace_id", rows):
+        table = ordered(table, may_sort=False)
+        ids = pc.unique(table.column("trace_id")).to_pylist()
+        if not seen.isdisjoint(ids):
+            again = next(t for t in ids if t in seen)
+            raise ValueError(
+                f"interleaved traces: trace {again!r} comes back after other traces; "
+                "group the rows by trace_id"
+            )
+        seen.update(ids)
+        yield table
+
+
+def evaluations(
+    events: pa.Table | pa.RecordBatchReader,
+    config: Any,
+    *,
+    engine: str = "columnar",
+    rows: int = WHOLE_TRACE_ROWS,
+) -> Iterator[AuditTables]:
+    """``evaluate``, one ``AuditTables`` per table of whole traces (a stream stays a stream)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} ({' or '.join(ENGINES)})")
+    perms = permissions_of(config)
+    contracts = tuple(config.contracts)
+    if isinstance(events, pa.RecordBatchReader):
+        tables: Iterator[pa.Table] = _chunks(events, rows)
+    elif isinstance(events, (pa.Table, pa.RecordBatch)):
+        tables = iter([ordered(normalised(events), may_sort=True)])
+    else:
+        raise TypeError(f"events must be a pyarrow Table or RecordBatchReader, not {events!r}")
+    for table in tables:
+        if table.num_rows:
+            yield _tables(table, contracts, perms, engine)
+
+
+def evaluate(
+    events: pa.Table | pa.RecordBatchReader,
+    config: Any,
+    *,
+    engine: str = "columnar",
+    rows: int = WHOLE_TRACE_ROWS,
+) -> AuditTables:
+    """Verdicts and violations of ``config``'s contracts over ``events`` (module doc).
+
+    A stream is evaluated ``rows`` rows of whole traces at a time, so the work
+    memory is bounded by ``rows`` and the largest trace.
+    """
+    parts = list(evaluations(events, config, engine=engine, rows=rows))
+    if not parts:
+        return AuditTables(VERDICT_SCHEMA.empty_table(), VIOLATION_SCHEMA.empty_table())
+    return AuditTables(
+        pa.concat_tables([p.verdicts for p in parts]).combine_chunks(),
+        pa.concat_tables([p.violations for p in parts]).combine_chunks(),
+    )

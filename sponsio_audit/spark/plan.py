@@ -1,0 +1,127 @@
+"""The driver's plan of a Spark ingest: files, duplicates and line-aligned byte ranges.
+
+The driver walks the paths as ``ingest.pipeline`` does, hashes each file
+once (a file whose sha256 came before is counted as a duplicate and not
+read), numbers the files, sniffs their format, lists the files skipped
+whole (empty, unrecognised, logs, metrics, unreadable) and cuts
+uncompressed OTLP JSON Lines files into ranges of about ``RANGE_BYTES`` that
+end at a line end, counting the lines before each range so that record
+numbers stay the file's line numbers. Everything else is one unit a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from sponsio_audit.ingest.pipeline import walk
+from sponsio_audit.ingest.sniff import decompressed, sniff
+
+RANGE_BYTES = 16 << 20
+"""Bytes of an OTLP JSON Lines file read by one task (cut at the next line end)."""
+
+RUN = 1
+"""The ``span_facts.run`` of every fact (one ingest run)."""
+
+SKIPPED_WHOLE = {
+    "empty": "empty file",
+    "otlp_logs": "OTLP logs, not traces",
+    "otlp_metrics": "OTLP metrics, not traces",
+    "unknown": "unrecognised format (not OTLP, Sponsio log or transcript)",
+}
+"""Formats whose file is one skipped record (the reasons of ``ingest.pipeline``)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What one task reads: a whole file (``end`` -1) or a byte range of a JSON Lines file."""
+
+    file_id: int
+    path: str
+    fmt: str
+    layout: str
+    sha: str
+    start: int = 0
+    end: int = -1
+    first: int = 1  # record (line) number of the range's first line
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The driver's plan: units for the executors, rows of files read no further, duplicates."""
+
+    units: list[Unit] = field(default_factory=list)
+    files: list[tuple[Any, ...]] = field(default_factory=list)
+    skipped: list[tuple[int, int, str]] = field(default_factory=list)
+    duplicates: int = 0
+
+
+def _scan(path: str, range_bytes: int) -> tuple[str, int, list[tuple[int, int]]]:
+    """sha256, size and the range starts ``(byte offset, lines before it)`` of a file, in
+    one read: a range starts after the first line end at or past each ``range_bytes``."""
+    h = hashlib.sha256()
+    starts = [(0, 0)]
+    offset = lines = 0
+    target = range_bytes
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+            at = 0
+            while target < offset + len(block):
+                i = block.find(b"\n", max(target - offset, at))
+                if i < 0:
+                    break
+                start = offset + i + 1
+                starts.append((start, lines + block.count(b"\n", 0, i + 1)))
+                target, at = start + range_bytes, i + 1
+            lines += block.count(b"\n")
+            offset += len(block)
+    if starts[-1][0] >= offset and len(starts) > 1:
+        starts.pop()  # a cut at the very end: nothing after it
+    return h.hexdigest(), offset, starts
+
+
+def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
+    """Units, whole-file rows and duplicates of the files under ``paths`` (module doc)."""
+    out = Plan()
+    shas: set[str] = set()
+    duplicates = 0
+    file_id = 0
+    for path in walk(list(paths)):
+        if path == "-":
+            raise ValueError("-: standard input cannot be read by Spark executors; give a file")
+        try:
+            sha, size, starts = _scan(path, range_bytes)
+        except OSError as e:
+            file_id += 1
+            out.skipped.append((file_id, 0, f"cannot read file: {e.strerror or e}"))
+            out.files.append((file_id, path, "unreadable", None, None, 1, 1))
+            continue
+        if sha in shas:
+            duplicates += 1
+            continue
+        shas.add(sha)
+        file_id += 1
+
+        def open_(p: str = path) -> IO[bytes]:
+            return decompressed(open(p, "rb"))[0]
+
+        try:
+            fmt, layout = sniff(open_)
+            with open(path, "rb") as raw:
+                layers = decompressed(raw)[1]
+        except Exception as e:  # a stream that breaks while sniffing: its record 1
+            out.skipped.append((file_id, 1, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+            out.files.append((file_id, path, "unknown", size, sha, 1, 1))
+            continue
+        if fmt in SKIPPED_WHOLE:
+            out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
+            out.files.append((file_id, path, fmt, size, sha, 1, 1))
+        elif fmt == "otlp_json" and layout == "lines" and not layers:
+            ends = [s for s, _ in starts[1:]] + [size]
+            for (start, before), end in zip(starts, ends, strict=True):
+                out.units.append(Unit(file_id, path, fmt, layout, sha, start, end, before + 1))
+        else:
+            out.units.append(Unit(file_id, path, fmt, layout, sha))
+    return Plan(out.units, out.files, out.skipped, duplicates)

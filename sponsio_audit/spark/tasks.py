@@ -1,0 +1,235 @@
+"""The executors' side of a Spark ingest: each unit decoded with the project's own code.
+
+``decode_units`` runs ``chunks.decode`` on a unit's OTLP records (a byte
+range's lines, numbered from the range's first line, or a whole file) and
+``direct.load`` on the formats that are events already, against an
+in-memory stand-in of the part of ``pipeline._Run`` it writes to.
+``events_of`` turns staged spans, sorted by key and file position, into
+events (``chunks.events``) and, with a config, evaluates them in the same
+task. Tables travel between stages as Arrow IPC blobs tagged by kind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sponsio_audit.evaluation import evaluations
+from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.ingest import chunks, direct
+from sponsio_audit.ingest.limits import DEFAULT, Limits
+from sponsio_audit.ingest.pipeline import _records
+from sponsio_audit.ingest.sniff import decompressed
+from sponsio_audit.ingest.store import (
+    DECISIONS_SCHEMA,
+    FACTS_SCHEMA,
+    SKIPPED_SCHEMA,
+    SPANS_SCHEMA,
+    rows_batch,
+)
+from sponsio_audit.spark.arrow import pack, spark_schema, unpack
+from sponsio_audit.spark.plan import RUN, Unit
+from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
+
+COUNTS_SCHEMA = pa.schema(
+    [
+        ("file_id", pa.int64()),
+        ("records", pa.int64()),
+        ("skipped", pa.int64()),
+        ("fmt", pa.string()),
+    ]
+)
+SCHEMAS = {
+    "spans": SPANS_SCHEMA,
+    "facts": FACTS_SCHEMA,
+    "skipped": SKIPPED_SCHEMA,
+    "events": EVENT_SCHEMA,
+    "decisions": DECISIONS_SCHEMA,
+    "counts": COUNTS_SCHEMA,
+    "verdicts": VERDICT_SCHEMA,
+    "violations": VIOLATION_SCHEMA,
+}
+"""The tables that travel as IPC blobs between the stages, by kind."""
+
+BLOBS = "kind string, blob binary"
+
+
+@dataclass
+class _Rows:
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        self.rows.append(row)
+
+
+@dataclass
+class _Collector:
+    """What ``direct.load`` writes to (the part of ``pipeline._Run`` it uses), kept in memory."""
+
+    run: int = RUN
+    direct_traces: int = 0
+    skipped: _Rows = field(default_factory=_Rows)
+    events: _Rows = field(default_factory=_Rows)
+    decisions: _Rows = field(default_factory=_Rows)
+    traces: _Rows = field(default_factory=_Rows)
+    decoded: list[chunks.Decoded] = field(default_factory=list)
+    limits: Limits = DEFAULT
+
+    def take(self, d: chunks.Decoded, file_id: int) -> int:
+        for no, reason in d.skipped:
+            self.skipped.add((file_id, no, reason))
+        self.decoded.append(d)
+        return len(d.skipped)
+
+
+def _range_chunks(unit: Unit) -> Iterator[chunks.RecordChunk]:
+    """The unit's lines (blank ones skipped, numbers kept) in chunks of ``CHUNK_BYTES``."""
+    with open(unit.path, "rb") as f:
+        f.seek(unit.start)
+        data = f.read(unit.end - unit.start)
+    records: list[tuple[int, Any]] = []
+    size = 0
+    for no, line in enumerate(io.BytesIO(data), unit.first):
+        if not line.strip():
+            continue
+        records.append((no, line))
+        size += len(line)
+        if size >= chunks.CHUNK_BYTES:
+            yield chunks.RecordChunk(unit.fmt, unit.file_id, RUN, records)
+            records, size = [], 0
+    if records:
+        yield chunks.RecordChunk(unit.fmt, unit.file_id, RUN, records)
+
+
+def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
+    """Read one unit into ``c``; (records, skipped records, format) as ``pipeline._file``."""
+
+    def open_() -> IO[bytes]:
+        return decompressed(open(unit.path, "rb"))[0]
+
+    n = bad = 0
+    fmt = unit.fmt
+    try:
+        if fmt in ("session_log", "native", "transcript") or unit.layout == "document":
+            recs = _records(fmt, unit.layout, open_, c.limits)
+            return direct.load(c, unit.file_id, unit.sha, fmt, unit.layout, recs)
+        todo = (
+            _range_chunks(unit)
+            if unit.end >= 0
+            else chunks.record_chunks(fmt, unit.layout, open_, unit.file_id, RUN)
+        )
+        for chunk in todo:
+            d = chunks.decode(chunk)
+            n += d.records
+            bad += c.take(d, unit.file_id)
+    except Exception as e:  # the stream broke: the records read before it are kept
+        n, bad = n + 1, bad + 1
+        c.skipped.add((unit.file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+    return n, bad, fmt
+
+
+def _blob(kind: str, table: pa.Table | pa.RecordBatch) -> tuple[str, bytes]:
+    return kind, pack(table)
+
+
+def _blobs_batch(blobs: list[tuple[str, bytes]]) -> pa.RecordBatch:
+    return pa.record_batch(
+        [
+            pa.array([k for k, _ in blobs], pa.string()),
+            pa.array([b for _, b in blobs], pa.binary()),
+        ],
+        names=["kind", "blob"],
+    )
+
+
+def decode_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``: units (JSON) → IPC blobs of spans, facts, skipped, events, decisions."""
+    for b in batches:
+        for text in b.column("unit").to_pylist():
+            unit = Unit(**json.loads(text))
+            c = _Collector()
+            n, bad, fmt = _decode(unit, c)
+            out = [_blob("counts", rows_batch([(unit.file_id, n, bad, fmt)], COUNTS_SCHEMA))]
+            for d in c.decoded:
+                if d.spans.num_rows:
+                    out += [_blob("spans", d.spans), _blob("facts", d.facts)]
+            for kind, rows in (
+                ("skipped", c.skipped.rows),
+                ("events", c.events.rows),
+                ("decisions", c.decisions.rows),
+            ):
+                if rows:
+                    out.append(_blob(kind, rows_batch(rows, SCHEMAS[kind])))
+            for blob in out:  # a batch a blob: the JVM never holds a unit's tables at once
+                yield _blobs_batch([blob])
+
+
+def events_of(config: Any, rows: int) -> Any:
+    """``mapInArrow``: staged spans sorted by key → blobs of events, decisions (and, with a
+    config, verdicts and violations of those events, in the same task)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for table in chunks.trace_chunks(batches, rows):
+            t = chunks.events(table)
+            out = [_blob("events", t.events), _blob("decisions", t.decisions)]
+            if config is not None and t.events.num_rows:
+                for tables in evaluations(pa.Table.from_batches([t.events]), config):
+                    out += [
+                        _blob("verdicts", tables.verdicts),
+                        _blob("violations", tables.violations),
+                    ]
+            yield _blobs_batch(out)
+
+    return run
+
+
+def _results(events: pa.Table, config: Any) -> list[tuple[str, bytes]]:
+    out = []
+    for tables in evaluations(events, config):
+        out += [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
+    return out
+
+
+def evaluate_direct(config: Any) -> Any:
+    """``mapInArrow``: blobs of direct events (whole traces of one file each) → result blobs."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            for blob in b.column("blob").to_pylist():
+                events = pa.Table.from_batches(list(unpack(iter([blob]), EVENT_SCHEMA)))
+                out = []
+                for tables in evaluations(events, config):
+                    out += [
+                        _blob("verdicts", tables.verdicts),
+                        _blob("violations", tables.violations),
+                    ]
+                if out:
+                    yield _blobs_batch(out)
+
+    return run
+
+
+def _unpacker(kind: str) -> Any:
+    schema = SCHEMAS[kind]
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            yield from unpack(iter(b.column("blob").to_pylist()), schema)
+
+    return run
+
+
+def table_of(blobs: DataFrame, kind: str) -> DataFrame:
+    """The rows of the ``kind`` blobs of a blob DataFrame as a DataFrame of that table."""
+    return (
+        blobs.filter(F.col("kind") == kind)
+        .select("blob")
+        .mapInArrow(_unpacker(kind), spark_schema(SCHEMAS[kind]))
+    )
