@@ -25,8 +25,11 @@ _SIMPLE: dict[pa.DataType, T.DataType] = {
 
 
 def plain(t: pa.DataType) -> pa.DataType:
-    """The storage type of an extension type (``arrow.json`` → string), else ``t``."""
-    return t.storage_type if isinstance(t, pa.BaseExtensionType) else t
+    """The storage type of an extension type (``arrow.json`` → string), the value type of a
+    dictionary column (the verdict tables' repeated texts), else ``t``."""
+    if isinstance(t, pa.BaseExtensionType):
+        return t.storage_type
+    return t.value_type if pa.types.is_dictionary(t) else t
 
 
 def spark_type(t: pa.DataType) -> T.DataType:
@@ -51,10 +54,7 @@ def plain_schema(schema: pa.Schema) -> pa.Schema:
 
 def storage(batch: pa.RecordBatch | pa.Table) -> pa.Table:
     """``batch`` with extension columns as their storage (what Spark takes)."""
-    cols = [
-        c.cast(plain(c.type)) if isinstance(c.type, pa.BaseExtensionType) else c
-        for c in batch.columns
-    ]
+    cols = [c.cast(plain(c.type)) if plain(c.type) != c.type else c for c in batch.columns]
     return pa.Table.from_arrays(cols, schema=plain_schema(batch.schema))
 
 

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from sponsio_audit.evaluation import AuditTables, evaluations, permissions_of
 from sponsio_audit.event import EVENT_SCHEMA
-from sponsio_audit.spark.arrow import spark_schema
+from sponsio_audit.spark.arrow import plain, spark_schema
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
 
 TAG = "_table"
@@ -39,11 +39,11 @@ def union_schema() -> pa.Schema:
     for schema in (VERDICT_SCHEMA, VIOLATION_SCHEMA):
         for f in schema:
             if f.name in seen:
-                if not fields[[g.name for g in fields].index(f.name)].type.equals(f.type):
+                if not fields[[g.name for g in fields].index(f.name)].type.equals(plain(f.type)):
                     raise TypeError(f"column {f.name} has two types in the result tables")
                 continue
             seen.add(f.name)
-            fields.append(pa.field(f.name, f.type))
+            fields.append(pa.field(f.name, plain(f.type)))  # Spark takes no dictionaries
     return pa.schema(fields)
 
 
@@ -60,7 +60,7 @@ def tagged(tables: AuditTables) -> Iterator[pa.RecordBatch]:
             if f.name == TAG:
                 cols.append(pa.array([name] * table.num_rows, pa.string()))
             elif f.name in table.schema.names:
-                cols.append(table.column(f.name).combine_chunks())
+                cols.append(table.column(f.name).combine_chunks().cast(f.type))
             else:
                 cols.append(pa.nulls(table.num_rows, f.type))
         yield from pa.Table.from_arrays(cols, schema=UNION).to_batches()
