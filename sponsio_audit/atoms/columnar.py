@@ -128,7 +128,8 @@ def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     hit, late = regex_hits(fc.text, str(regex))
     return bool_column(
-        fc.spread(hit, g.n, False), (calls & g.isnull("args")) | fc.spread(late, g.n, False)
+        fc.spread(hit, g.n, False),
+        _unknown_call(g, t, g.isnull("args")) | fc.spread(late, g.n, False),
     )
 
 
