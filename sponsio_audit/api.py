@@ -325,6 +325,23 @@ def sources_table(sources: Sequence[ConfigSource]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SOURCES_SCHEMA)
 
 
+def save_provenance(
+    store: Store,
+    contracts: Sequence[Contract],
+    config_files: Sequence[str | Path],
+    started: datetime,
+    sources: Sequence[ConfigSource] = (),
+) -> dict[str, Any]:
+    """Store the provenance and sources of an audit made elsewhere (``scan --engine spark``)."""
+    prov = provenance(store, contracts, config_files, started)
+    _save(
+        store,
+        provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
+        sources=sources_table(sources),
+    )
+    return prov
+
+
 def _save(store: Store, **tables: pa.Table) -> None:
     """Replace the store's tables (Arrow registration, no SQL built from data)."""
     con = store.con.cursor()  # own cursor: no clash with an unfinished result of the store's

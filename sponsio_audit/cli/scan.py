@@ -282,12 +282,17 @@ def _run(
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
             if o.engine == Engine.spark.value:
+                from datetime import datetime, timezone
+
+                from sponsio_audit.api import save_provenance
                 from sponsio_audit.ingest import Store
 
                 stage("ingesting and evaluating on Spark")
+                started = datetime.now(timezone.utc)
                 store = Store.open(str(o.db) if o.db is not None else None)
                 _spark_scan(o, cfg, store)
                 audited_contracts = tuple(contract_sources.chosen(cfg, o.agent))
+                save_provenance(store, audited_contracts, cfg.files, started, src.items)
             else:
                 result = audit(
                     [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,

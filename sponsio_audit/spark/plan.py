@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sponsio_audit.ingest.pipeline import walk
+from sponsio_audit.ingest.pipeline import irregular, walk
 from sponsio_audit.ingest.sniff import decompressed, sniff
 
 RANGE_BYTES = 16 << 20
@@ -26,11 +26,11 @@ RUN = 1
 
 SKIPPED_WHOLE = {
     "empty": "empty file",
-    "otlp_logs": "OTLP logs, not traces",
-    "otlp_metrics": "OTLP metrics, not traces",
     "unknown": "unrecognised format (not OTLP, Sponsio log or transcript)",
 }
 """Formats whose file is one skipped record (the reasons of ``ingest.pipeline``)."""
+OTLP_JSON = ("otlp_json", "otlp_logs", "otlp_metrics")
+"""Sniffed by their first line; every line is decoded as OTLP/JSON, routed by its own signal."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,18 @@ def _scan(path: str, range_bytes: int) -> tuple[str, int, list[tuple[int, int]]]
 def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
     """Units, whole-file rows and duplicates of the files under ``paths`` (module doc)."""
     out = Plan()
-    shas: set[str] = set()
+    shas: dict[str, str] = {}  # sha256 -> path of the first file
     duplicates = 0
     file_id = 0
     for path in walk(list(paths)):
         if path == "-":
             raise ValueError("-: standard input cannot be read by Spark executors; give a file")
+        why = irregular(path)  # a FIFO or device would block: listed, never opened
+        if why is not None:
+            file_id += 1
+            out.skipped.append((file_id, 0, why))
+            out.files.append((file_id, path, "not_regular", None, None, 1, 1))
+            continue
         try:
             sha, size, starts = _scan(path, range_bytes)
         except OSError as e:
@@ -98,11 +104,14 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
             out.skipped.append((file_id, 0, f"cannot read file: {e.strerror or e}"))
             out.files.append((file_id, path, "unreadable", None, None, 1, 1))
             continue
-        if sha in shas:
-            duplicates += 1
-            continue
-        shas.add(sha)
         file_id += 1
+        if sha in shas:  # listed, not read again (as ingest.pipeline does)
+            duplicates += 1
+            why = f"duplicate of {shas[sha]} (same sha256), not read again"
+            out.skipped.append((file_id, 0, why))
+            out.files.append((file_id, path, "duplicate", size, sha, 1, 1))
+            continue
+        shas[sha] = path
 
         def open_(p: str = path) -> IO[bytes]:
             return decompressed(open(p, "rb"))[0]
@@ -118,7 +127,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
         if fmt in SKIPPED_WHOLE:
             out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
             out.files.append((file_id, path, fmt, size, sha, 1, 1))
-        elif fmt == "otlp_json" and layout == "lines" and not layers:
+        elif fmt in OTLP_JSON and layout == "lines" and not layers:
             ends = [s for s, _ in starts[1:]] + [size]
             for (start, before), end in zip(starts, ends, strict=True):
                 out.units.append(Unit(file_id, path, fmt, layout, sha, start, end, before + 1))
