@@ -2,8 +2,8 @@
 
 The real CLI (typer's runner, in this process, so it runs on the shared local
 session): the demo corpus with its ``sponsio.yaml``; the JSON reports of the
-two engines must be equal but for their provenance (when, which command), and ``report --parquet`` on Spark's
-directory must print it again.
+two engines must be equal but for their provenance (when, which command), and
+``report --parquet`` on Spark's directory must print it again.
 """
 
 from __future__ import annotations
