@@ -77,7 +77,8 @@ def evidence_class(violation: dict[str, Any], contract: dict[str, Any]) -> str:
     return _DIGITS.sub("#", str(violation["evidence"]))
 
 
-def _guarantee_text(violation: dict[str, Any], contract: dict[str, Any]) -> str:
+def guarantee_text(violation: dict[str, Any], contract: dict[str, Any]) -> str:
+    """The text of the violated guarantee (the row's, else the contract's)."""
     text = violation.get("guarantee_text")
     if text:
         return str(text)
@@ -90,7 +91,7 @@ def fingerprint(violation: dict[str, Any], contract: dict[str, Any]) -> str:
     """The fingerprint of one violation (a blamed row of the ``violations`` table)."""
     parts = (
         str(violation["contract_id"]),
-        _guarantee_text(violation, contract),
+        guarantee_text(violation, contract),
         str(violation["tool"] or ""),
         evidence_class(violation, contract),
         str(violation.get("matched") or ""),
@@ -196,7 +197,7 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     out = []
     for v in data.violations:
         if v["blamed"] and (v["trace_id"], v["seq"]) in events:
-            text = _guarantee_text(v, data.contract(v["contract_id"]))
+            text = guarantee_text(v, data.contract(v["contract_id"]))
             v = {**v, "matched": matched_argument(text, events[(v["trace_id"], v["seq"])])}
         out.append(v)
     return replace(data, violations=out)
@@ -214,7 +215,7 @@ def entries(data: ReportData) -> list[dict[str, Any]]:
         out[fp] = {
             "fingerprint": fp,
             "contract_id": str(v["contract_id"]),
-            "guarantee": _guarantee_text(v, c),
+            "guarantee": guarantee_text(v, c),
             "tool": str(v["tool"] or ""),
             "class": evidence_class(v, c),
             "violations": 1,

@@ -71,27 +71,43 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def fingerprints(violations: pa.Table, contracts: pa.Table) -> pa.Array:
+BLAMED_EVENTS = (
+    "SELECT e.trace_id, e.seq, e.tool, CAST(e.args AS VARCHAR) AS args, e.content, e.prompt "
+    "FROM events e JOIN (SELECT DISTINCT trace_id, seq FROM violations WHERE blamed) v "
+    "USING (trace_id, seq)"
+)
+"""The events blamed by a violation: what a fingerprint's matched argument is read from."""
+
+
+def fingerprints(
+    violations: pa.Table, contracts: pa.Table, events: pa.Table | None = None
+) -> pa.Array:
     """The baseline fingerprint of every blamed row (null on the others), from the
-    ``contracts`` table's rows: no report data needed."""
+    ``contracts`` table's rows and the blamed ``events`` (for the matched argument, as
+    ``baseline.with_matches`` reads it): no report data needed."""
     by_id = {c["id"]: c for c in contracts.to_pylist()}
-    return pa.array(
-        [
-            baseline.fingerprint(v, by_id.get(v["contract_id"], {})) if v["blamed"] else None
-            for v in violations.to_pylist()
-        ],
-        type=pa.string(),
-    )
+    at = {(e["trace_id"], e["seq"]): e for e in events.to_pylist()} if events is not None else {}
+    out: list[str | None] = []
+    for v in violations.to_pylist():
+        if not v["blamed"]:
+            out.append(None)
+            continue
+        c = by_id.get(v["contract_id"], {})
+        e = at.get((v["trace_id"], v["seq"]))
+        if e is not None:
+            v = {**v, "matched": baseline.matched_argument(baseline.guarantee_text(v, c), e)}
+        out.append(baseline.fingerprint(v, c))
+    return pa.array(out, type=pa.string())
 
 
 def with_path_and_fingerprint(
-    violations: pa.Table, files: pa.Table, contracts: pa.Table
+    violations: pa.Table, files: pa.Table, contracts: pa.Table, events: pa.Table | None = None
 ) -> pa.Table:
     """``violations`` with the input file's path and the fingerprint appended."""
     paths = {r["file_id"]: r["path"] for r in files.select(["file_id", "path"]).to_pylist()}
     ids = violations.column("file_id").to_pylist()
     out = violations.append_column("path", pa.array([paths.get(i) for i in ids], pa.string()))
-    return out.append_column("fingerprint", fingerprints(violations, contracts))
+    return out.append_column("fingerprint", fingerprints(violations, contracts, events))
 
 
 def write(store: Store, data: Any = None, directory: str | Path | None = None) -> list[Path]:
@@ -115,6 +131,7 @@ def write(store: Store, data: Any = None, directory: str | Path | None = None) -
                 arrow(store, "SELECT * FROM contracts")
                 if "contracts" in names
                 else pa.table({"id": pa.array([], pa.string())}),
+                arrow(store, BLAMED_EVENTS),
             )
         path = out / f"{name}.parquet"
         pq.write_table(table, path, compression="zstd")
