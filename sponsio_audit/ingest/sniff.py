@@ -281,6 +281,11 @@ def _raw_proto(head: bytes) -> bool:
     return False
 
 
+def _delimited_proto(head: bytes) -> bool:
+    """A 4-byte big-endian length, then a message, gzip or zstd frame (Collector ``proto``)."""
+    return len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40
+
+
 def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """(format, layout) of the stream: layout is lines | document | raw | delimited | none.
 
@@ -293,6 +298,9 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
             return "empty", "none"
         if _raw_proto(head):
             return "otlp_proto", "raw"
+        if _delimited_proto(head) and head[:4].strip(PAD):
+            # before padding is stripped: a length prefix may hold NUL, newline or `[` bytes
+            return "otlp_proto", "delimited"
         text = head.lstrip(PAD)
         while not text:
             head = f.read(1 << 16)
@@ -300,9 +308,7 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
                 return "empty", "none"
             text = head.lstrip(PAD)
         if text[:1] not in b"{[":
-            if len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40:
-                return "otlp_proto", "delimited"
-            return "unknown", "none"
+            return ("otlp_proto", "delimited") if _delimited_proto(head) else ("unknown", "none")
     for _, (_, line) in zip(range(SCAN_LINES), raw_lines(open_, limits), strict=False):
         if isinstance(line, BadRecord):
             break  # a line too large to classify: the lines before it decide
