@@ -221,16 +221,14 @@ def audit(
         keys = [(k, "ascending") for k in ("trace_id", "contract_id", "guarantee")]
         verdicts = pa.concat_tables([verdicts, ev]).sort_by(keys)
         violations = pa.concat_tables([violations, vi]).sort_by(keys)
-    prov = provenance(store, cs, getattr(contracts, "files", ()), started, command)
     _save(
         store,
         verdicts=verdicts,
         violations=violations,
         contracts=contracts_table(cs),
-        provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
-        sources=sources_table(sources),
         audit_stats=stats,
     )
+    prov = save_provenance(store, cs, getattr(contracts, "files", ()), started, sources, command)
     return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
 
 
@@ -331,9 +329,11 @@ def save_provenance(
     config_files: Sequence[str | Path],
     started: datetime,
     sources: Sequence[ConfigSource] = (),
+    command: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Store the provenance and sources of an audit made elsewhere (``scan --engine spark``)."""
-    prov = provenance(store, contracts, config_files, started)
+    """Store the provenance and sources of an audit (``audit``, and ``scan --engine spark``,
+    whose tables Spark made); the provenance."""
+    prov = provenance(store, contracts, config_files, started, command)
     _save(
         store,
         provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),

@@ -22,8 +22,10 @@ from sponsio_audit.cli.common import (
     PackOpt,
     guarded,
 )
+from sponsio_audit.vocab import NOT_APPLICABLE, PASS, SKIPPED, UNVERIFIABLE, VIOLATED
 
-VERDICTS = ("violated", "unverifiable", "pass", "not_applicable", "skipped")
+VERDICTS = (VIOLATED, UNVERIFIABLE, PASS, NOT_APPLICABLE, SKIPPED)
+"""The verdict columns of the listing, the ones that need attention first."""
 
 
 def traces(

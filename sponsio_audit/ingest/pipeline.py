@@ -173,6 +173,17 @@ def irregular(path: str) -> str | None:
     return f"not a regular file ({kind}); not read"
 
 
+def duplicate_reason(earlier: str) -> str:
+    """The skip reason of a file whose sha256 an earlier file already had."""
+    return f"duplicate of {earlier} (same sha256), not read again"
+
+
+def otlp_decoder(fmt: str) -> str:
+    """The decoder of a sniffed OTLP format: a file sniffed as logs or metrics by its first
+    line is OTLP/JSON, each record routed by its own signal (``chunks.decode``)."""
+    return "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
+
+
 def _unread(r: _Run, display: str, fmt: str, reason: str) -> None:
     """List a file that was not read at all as one skipped record 0."""
     file_id = r.next_file
@@ -200,7 +211,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         r.dup += 1
         r.records += 1
         r.skipped_n += 1
-        r.skipped.add((file_id, 0, f"duplicate of {earlier} (same sha256), not read again"))
+        r.skipped.add((file_id, 0, duplicate_reason(earlier)))
         r.files.add((file_id, display, "duplicate", size, sha, 1, 1))
         return
     r.shas[sha] = display
@@ -225,7 +236,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         else:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
-            decoder = "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
+            decoder = otlp_decoder(fmt)
             n, bad = _otlp(r, decoder, layout, open_, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1

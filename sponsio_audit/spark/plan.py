@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sponsio_audit.ingest.pipeline import irregular, walk
+from sponsio_audit.ingest.pipeline import duplicate_reason, irregular, otlp_decoder, walk
 from sponsio_audit.ingest.sniff import decompressed, sniff
 
 RANGE_BYTES = 16 << 20
@@ -29,8 +29,6 @@ SKIPPED_WHOLE = {
     "unknown": "unrecognised format (not OTLP, Sponsio log or transcript)",
 }
 """Formats whose file is one skipped record (the reasons of ``ingest.pipeline``)."""
-OTLP_JSON = ("otlp_json", "otlp_logs", "otlp_metrics")
-"""Sniffed by their first line; every line is decoded as OTLP/JSON, routed by its own signal."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +105,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
         file_id += 1
         if sha in shas:  # listed, not read again (as ingest.pipeline does)
             duplicates += 1
-            why = f"duplicate of {shas[sha]} (same sha256), not read again"
-            out.skipped.append((file_id, 0, why))
+            out.skipped.append((file_id, 0, duplicate_reason(shas[sha])))
             out.files.append((file_id, path, "duplicate", size, sha, 1, 1))
             continue
         shas[sha] = path
@@ -127,7 +124,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
         if fmt in SKIPPED_WHOLE:
             out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
             out.files.append((file_id, path, fmt, size, sha, 1, 1))
-        elif fmt in OTLP_JSON and layout == "lines" and not layers:
+        elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
             ends = [s for s, _ in starts[1:]] + [size]
             for (start, before), end in zip(starts, ends, strict=True):
                 out.units.append(Unit(file_id, path, fmt, layout, sha, start, end, before + 1))

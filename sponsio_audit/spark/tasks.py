@@ -25,7 +25,7 @@ from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import chunks, direct
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.pipeline import _records
+from sponsio_audit.ingest.pipeline import _records, otlp_decoder
 from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.store import (
     DECISIONS_SCHEMA,
@@ -102,12 +102,6 @@ class _Collector:
         return len(d.skipped) + len(logs)
 
 
-def _decoder(fmt: str) -> str:
-    """The decoder of a sniffed format: a file sniffed as logs or metrics by its first line
-    is OTLP/JSON lines, each routed by its own signal (as ``ingest.pipeline`` does)."""
-    return "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
-
-
 def _range_chunks(unit: Unit) -> Iterator[chunks.RecordChunk]:
     """The unit's lines (blank ones skipped, numbers kept) in chunks of ``CHUNK_BYTES``."""
     with open(unit.path, "rb") as f:
@@ -121,10 +115,10 @@ def _range_chunks(unit: Unit) -> Iterator[chunks.RecordChunk]:
         records.append((no, line))
         size += len(line)
         if size >= chunks.CHUNK_BYTES:
-            yield chunks.RecordChunk(_decoder(unit.fmt), unit.file_id, RUN, records)
+            yield chunks.RecordChunk(otlp_decoder(unit.fmt), unit.file_id, RUN, records)
             records, size = [], 0
     if records:
-        yield chunks.RecordChunk(_decoder(unit.fmt), unit.file_id, RUN, records)
+        yield chunks.RecordChunk(otlp_decoder(unit.fmt), unit.file_id, RUN, records)
 
 
 def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
@@ -142,7 +136,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
         todo = (
             _range_chunks(unit)
             if unit.end >= 0
-            else chunks.record_chunks(_decoder(fmt), unit.layout, open_, unit.file_id, RUN)
+            else chunks.record_chunks(otlp_decoder(fmt), unit.layout, open_, unit.file_id, RUN)
         )
         for chunk in todo:
             d = chunks.decode(chunk)
