@@ -28,6 +28,22 @@ VERDICTS = (VIOLATED, UNVERIFIABLE, PASS, NOT_APPLICABLE, SKIPPED)
 """The verdict columns of the listing, the ones that need attention first."""
 
 
+def _listing_sql(with_empty: bool) -> str:
+    """Traces with their agents and event counts; with ``with_empty``, also the traces
+    that were read but gave no event (they are judged, so they are listed)."""
+    per = (
+        "SELECT trace_id, string_agg(DISTINCT agent, ', ' ORDER BY agent) AS agents, "
+        "count(*) AS events FROM events GROUP BY trace_id"
+    )
+    if not with_empty:
+        return f"{per} ORDER BY trace_id"
+    return (
+        f"WITH e AS ({per}), ids AS (SELECT trace_id FROM e UNION SELECT trace_id FROM traces) "
+        "SELECT ids.trace_id, e.agents, coalesce(e.events, 0) AS events "
+        "FROM ids LEFT JOIN e USING (trace_id) ORDER BY ids.trace_id"
+    )
+
+
 def traces(
     paths: Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")] = None,
     contracts: ContractsOpt = None,
@@ -50,11 +66,7 @@ def traces(
             group_by=group_by.value, agent=agent, jobs=jobs,
         )  # fmt: skip
         try:
-            per_trace = audited.rows(
-                store,
-                "SELECT trace_id, string_agg(DISTINCT agent, ', ' ORDER BY agent) AS agents, "
-                "count(*) AS events FROM events GROUP BY trace_id ORDER BY trace_id",
-            )
+            per_trace = audited.rows(store, _listing_sql(audited.has_table(store, "traces")))
             counts: dict[str, dict[str, int]] = {}
             if audited.has_table(store, "verdicts"):
                 for r in audited.rows(
