@@ -45,18 +45,10 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 """A table name ``read_parquet`` takes from a file name (others are not ours)."""
 EVALUATE_ROWS = 50_000
 """Events read from the store per batch; ``evaluate`` takes them in whole traces."""
-STORE_TABLES = (
-    "files",
-    "skipped",
-    "spans",
-    "events",
-    "decisions",
-    "verdicts",
-    "violations",
-    "contracts",
-    "provenance",
-    "sources",
-)
+AUDIT_TABLES = ("verdicts", "violations", "contracts", "audit_stats", "provenance", "sources")
+"""The tables ``audit`` writes beside ingest's."""
+STORE_TABLES = (*TABLES, *AUDIT_TABLES)
+"""Every table of a stored audit: what ``scan --db`` replaces and ``AuditResult.table`` reads."""
 SEMANTICS_VERSION = "1"
 """Revision of the verdict semantics (docs' SEMANTICS.md) the engines implement; bumped
 when a verdict of the same trace and contract may change."""

@@ -13,21 +13,6 @@ from typing import Any
 
 from sponsio_audit.cli.common import UsageProblem, prepare_output
 
-AUDIT_TABLES = (
-    "files",
-    "skipped",
-    "spans",
-    "span_facts",
-    "events",
-    "decisions",
-    "verdicts",
-    "violations",
-    "contracts",
-    "sources",
-)
-"""The tables a scan writes (``scan --db`` replaces them all unless ``--append``)."""
-
-
 def prepare_for_scan(db: Path | None, append: bool) -> None:
     """Make ``db`` ready for a scan: its folder created, its stored audit dropped unless
     ``append``; an error naming it when it is a folder or not a DuckDB database."""
@@ -40,10 +25,12 @@ def prepare_for_scan(db: Path | None, append: bool) -> None:
         return
     import duckdb
 
+    from sponsio_audit.api import STORE_TABLES
+
     con = duckdb.connect(str(db))  # a file that is not a DuckDB database fails here, untouched
     try:
         if not append:
-            for name in AUDIT_TABLES:
+            for name in STORE_TABLES:
                 con.execute(f'DROP TABLE IF EXISTS "{name}"')  # names are constants
     finally:
         con.close()

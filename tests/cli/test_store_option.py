@@ -36,6 +36,7 @@ def test_scan_db_replaces_the_stored_audit(db: Path) -> None:
     assert _trace_ids(db) == _ids(demo.WORKFLOW_TRACES)
     report = json.loads(cli("report", "--db", db, "-f", "json").stdout)
     assert {f["path"] for f in report["inputs"]["files"]} == {str(WORKFLOW)}
+    assert report["summary"]["traces"] == len(demo.WORKFLOW_TRACES)  # none left from before
 
 
 def test_scan_db_append_adds_to_it(db: Path) -> None:
