@@ -8,11 +8,20 @@ read-only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from sponsio_audit.cli import contracts as contract_sources
 from sponsio_audit.cli import stores
 from sponsio_audit.cli.common import UsageProblem
+
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")]
+"""The trace inputs of a command that reads an audit (or ``--db`` instead)."""
+ReadDbOpt = Annotated[
+    Path | None, typer.Option("--db", help="Read a stored audit (read-only) instead of PATHs.")
+]
+"""A stored audit to read instead of PATHs, opened read-only."""
 
 
 def open_audit(

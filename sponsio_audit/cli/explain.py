@@ -8,7 +8,6 @@ from. ``--db`` reads a stored audit read-only.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -47,16 +46,14 @@ def _mark(r: dict[str, Any]) -> str:
 
 
 def explain(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")] = None,
+    paths: audited.PathsArg = None,
     trace: Annotated[
         str, typer.Option("--trace", "-t", help="Trace id, or a unique case-insensitive prefix.")
     ] = "",
     contract: Annotated[str | None, typer.Option("--contract", help="Only this contract.")] = None,
     contracts: ContractsOpt = None,
     pack: PackOpt = None,
-    db: Annotated[
-        Path | None, typer.Option("--db", help="Read a stored audit (read-only) instead of PATHs.")
-    ] = None,
+    db: audited.ReadDbOpt = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
     jobs: JobsOpt = 0,

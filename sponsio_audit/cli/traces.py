@@ -5,11 +5,6 @@ The way to find the id that ``explain --trace`` wants.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
 from sponsio_audit.cli import audited, listing
 from sponsio_audit.cli.common import (
     AgentOpt,
@@ -45,12 +40,10 @@ def _listing_sql(with_empty: bool) -> str:
 
 
 def traces(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")] = None,
+    paths: audited.PathsArg = None,
     contracts: ContractsOpt = None,
     pack: PackOpt = None,
-    db: Annotated[
-        Path | None, typer.Option("--db", help="Read a stored audit (read-only) instead of PATHs.")
-    ] = None,
+    db: audited.ReadDbOpt = None,
     group_by: GroupByOpt = GroupBy.trace,
     agent: AgentOpt = None,
     jobs: JobsOpt = 0,
