@@ -13,6 +13,7 @@ from typing import Any
 
 from sponsio_audit.cli.common import UsageProblem, prepare_output
 
+
 def prepare_for_scan(db: Path | None, append: bool) -> None:
     """Make ``db`` ready for a scan: its folder created, its stored audit dropped unless
     ``append``; an error naming it when it is a folder or not a DuckDB database."""
