@@ -62,6 +62,11 @@ class Atom:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[Atom], tuple[str, tuple[Arg, ...]]]:
+        """Pickle by constructor: the kept hash is recomputed where the atom is loaded
+        (string hashes differ between processes: Spark executors, workers)."""
+        return (Atom, (self.name, self.args))
+
 
 Term = Union[Atom, Num, Str]
 
