@@ -264,7 +264,7 @@ ATOMS: tuple[AtomSpec, ...] = (
         _p("t:tool", "f:field"),
         "any",
         _T,
-        "e_i calls t and its args are missing or have no field f; before the first call of t",
+        "the latest call of t had no args or no field f, or none yet, or a call with no tool since",
         "the JSON value of field f of the latest call of t (Sponsio's ArgValue)",
     ),
     AtomSpec(

@@ -59,3 +59,33 @@ def test_claim_without_recorded_verdict_is_unverifiable_with_a_reason(tmp_path: 
     (undecided,) = report["undecided"]
     assert "evidence_verdict(date_weekday_agreement, PASS) unknown at step 1" in undecided["reason"]
     assert "recorded no verdict" in undecided["reason"]
+
+
+def test_recorded_verdicts_decide_both_evidence_patterns(tmp_path: Path) -> None:
+    """A log line that records the verdict and action (``args``) decides the rules: a
+    MISMATCH claim violates claim_requires_evidence, an UNDERDETERMINED one released
+    instead of clarified violates underdetermined_must_clarify."""
+    lines = [
+        {"ts": 1.0, "agent_id": "bot", "action": "<evidence:date_weekday_agreement>",
+         "args": {"verdict": "MISMATCH", "action": "block"}, "result": "allowed"},
+        {"ts": 2.0, "agent_id": "bot", "action": "<evidence:city_zip_candidates>",
+         "args": {"verdict": "UNDERDETERMINED", "action": "release"}, "result": "allowed"},
+    ]  # fmt: skip
+    log = tmp_path / "20260101_000000_1.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(
+        app, ["scan", str(log), "-c", str(PACK), "-f", "json", "--fail-on", "none", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    by_contract = {v["contract_id"]: v for v in report["violations"]}
+    texts = {c["id"]: c["guarantees"][0]["text"] for c in report["contracts"]}
+    fired = sorted(texts[c] for c in by_contract)
+    assert fired == [
+        "G(claim_emitted(city_zip_candidates) -> evidence_verdict(city_zip_candidates, PASS))",
+        "G(claim_emitted(date_weekday_agreement) -> evidence_verdict(date_weekday_agreement, "
+        "PASS))",
+        "G(evidence_verdict(city_zip_candidates, UNDERDETERMINED) -> "
+        "evidence_action(city_zip_candidates, clarify))",
+    ]
