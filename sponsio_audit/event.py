@@ -25,9 +25,12 @@ EVENT_TYPES = (
     "delegation",
     "context_update",
     "tool_attempt",
+    "evidence",
 )
 """``tool_attempt`` is a call a guard blocked or redirected: it never ran, and no
-atom is grounded from it (SEMANTICS.md §4.2, "Attempts")."""
+atom is grounded from it (SEMANTICS.md §4.2, "Attempts"). ``evidence`` is a
+claim verdict (Sponsio's ``EvidenceResult.to_event``): ``tool`` holds the
+predicate, ``args`` the recorded ``verdict`` and ``action``."""
 ATTEMPT_RESULTS = frozenset({"blocked", "redirected"})
 """Guard results that mean the call did not run."""
 
@@ -44,6 +47,8 @@ class Event:
     or delegation, and the writing agent of the data a data_read reads.
     For a context_update, ``args`` holds the keys and values set.
     For a data_write, ``args`` holds the fields written (``contains(f)``).
+    For an evidence event, ``tool`` is the claim's predicate and ``args`` holds
+    the verdict and policy action.
     """
 
     type: str

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms import view
+from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.atoms.registry import TOOL, spec_of
 from sponsio_audit.event import Event, event_from_row
@@ -43,7 +44,8 @@ CAPTURE = {
 _ARG_ATOMS = frozenset(
     {"arg_has", "arg_field_has", "arg_eq", "arg_paths_within", "called_with", "count_with"}
 )
-_FIELD_ATOMS = frozenset({"arg_length", "arg_numeric"})
+_FIELD_ATOMS = frozenset({"arg_length", "arg_numeric", "arg_value"})
+_EVIDENCE_ATOMS = frozenset({"claim_emitted", "evidence_verdict", "evidence_action"})
 _INPUT_ATOMS = frozenset({"llm_input_contains", "system_prompt_present", "context_length"})
 MAX_ARG = 24
 
@@ -67,6 +69,13 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
         at = "" if nameless is e else f" at step {nameless.seq}"
         return f"a tool was called{at} but the trace did not record which" + _hint(nameless)
     tool = e.tool or "the tool"
+    if name == "arg_value" and not any(_calls(x, a.args[0]) for x in (*before, e)):
+        return f"{a.args[0]} was not called yet, so its field {a.args[1]} has no value"
+    if name in _EVIDENCE_ATOMS:
+        if e.tool is None:
+            return "an evidence event did not record its predicate"
+        entry = "action" if name == "evidence_action" else "verdict"
+        return f"the evidence event of {e.tool} recorded no {entry}" + _hint(e)
     if name in _ARG_ATOMS or (name in _FIELD_ATOMS and e.args is None):
         return f"{tool} was called but its arguments were not recorded" + _hint(e)
     if name in _FIELD_ATOMS:
@@ -82,9 +91,13 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
     if name == "token_count":
         miss = next((x for x in (*before, e) if x.type == "llm_response" and _no_usage(x)), e)
         return f"the LLM response at step {miss.seq} recorded no token usage"
-    if name in ("ctx", "ctx_matches"):
+    if name in ("ctx", "ctx_matches", "ctx_value"):
         return f"no context_update recorded {a.args[0]}"
     return "the recorded facts do not decide it (e.g. a regex ran out of time)"
+
+
+def _calls(e: Event, tool: Any) -> bool:
+    return e.type == TOOL and normalise_tool(e.tool) == normalise_tool(str(tool))
 
 
 def _no_usage(e: Event) -> bool:

@@ -22,8 +22,8 @@ on only the rows that can change them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -40,7 +40,7 @@ from sponsio_audit.atoms.columns import (
 )
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions, perm_set
-from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
+from sponsio_audit.atoms.registry import EVIDENCE, TOOL, Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
@@ -261,6 +261,77 @@ def _arg_length(g: Columns, t: Any, f: Any) -> Column:
 def _arg_numeric(g: Columns, t: Any, f: Any) -> Column:
     calls = g.calls(t)
     return _keep_field(g, t, arg_fields.numbers(g, calls, fields.tool_key(str(t)), str(f)))
+
+
+# ---------------------------------------------------- value and evidence atoms (online_terms)
+
+
+def _values(
+    g: Columns, src: np.ndarray, key: Hashable, read: Callable[[Any], Any], unknown: np.ndarray
+) -> Column:
+    """Keep-last of ``read(args)`` (a value term's value; MISSING or args missing: unknown)
+    at rows ``src``, unknown before the first one; values are Python objects (dtype object)."""
+    got = g.per_args(src, key, read, object)
+    has = g.per_args(src, key, lambda a: read(a) is not fields.MISSING, bool)
+    unknown = src & (~has | unknown)
+    value = np.where(unknown, _NONE, got)
+    return Column(*scans.keep_last(src, value, unknown, g.start, cast(Any, None), True))
+
+
+_NONE = np.full(1, None, dtype=object)
+
+
+@_atom
+def _arg_value(g: Columns, t: Any, f: Any) -> Column:
+    nameless = g.nameless()  # a call with no recorded tool may have been one of t
+
+    def read(a: Any) -> Any:
+        v = fields.field_value(a, str(f))
+        return v if v is fields.MISSING else fields.term_value(v)
+
+    key = ("value", fields.tool_key(str(t)))
+    return _values(g, g.calls(t) | nameless, key, read, nameless)
+
+
+@_atom
+def _ctx_value(g: Columns, k: Any) -> Column:
+    key = str(k)
+    updates = g.is_type("context_update")
+    sets = g.per_args(updates, "context_update", lambda a: isinstance(a, dict) and key in a, bool)
+    unknown = np.zeros(g.n, dtype=bool)
+    return _values(g, sets, ("ctx_value", key), lambda a: fields.term_value(a[key]), unknown)
+
+
+def _evidence(g: Columns, p: Any, entry: str | None, want: Any = None) -> Column:
+    """A bool atom at evidence events of predicate p (``entry`` None: ``claim_emitted``)."""
+    ev = g.is_type(EVIDENCE)
+    nameless = ev & g.isnull("tool")
+    at = ev & g.where_value("tool", lambda x: x == str(p))
+    if entry is None:
+        return bool_column(at, nameless)
+    codes = g.per_args(at, ("evidence", str(p)), lambda a: _code(a, entry, want), np.int8)
+    unknown = nameless | (at & (g.isnull("args") | (codes == 2)))
+    return bool_column(at & (codes == 1) & ~unknown, unknown)
+
+
+def _code(args: Any, entry: str, want: Any) -> int:
+    got = fields.evidence_is(args, entry, want)
+    return 2 if got is None else int(got)
+
+
+@_atom
+def _claim_emitted(g: Columns, p: Any) -> Column:
+    return _evidence(g, p, None)
+
+
+@_atom
+def _evidence_verdict(g: Columns, p: Any, v: Any) -> Column:
+    return _evidence(g, p, "verdict", v)
+
+
+@_atom
+def _evidence_action(g: Columns, p: Any, a: Any) -> Column:
+    return _evidence(g, p, "action", a)
 
 
 for _fn in STATE_ATOMS.values():

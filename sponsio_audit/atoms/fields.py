@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+from sponsio_audit.ltl.reference import Composite, Value
 from sponsio_audit.regexes import compile_regex
 from sponsio_audit.vocab import TOKEN_KINDS
 
@@ -144,3 +145,20 @@ def check_token_kind(kind: Any) -> str:
     if kind not in TOKEN_KINDS:
         raise ValueError(f"token_count kind must be one of {TOKEN_KINDS}, not {kind!r}")
     return str(kind)
+
+
+def term_value(value: Any) -> Value:
+    """A field or context value as a value term (``arg_value``, ``ctx_value``): a string,
+    number or bool as is, anything else (list, object, null, a non-finite float) as a
+    ``Composite`` of its canonical JSON text, so that equal JSON compares equal."""
+    if isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    return Composite(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def evidence_is(args: Any, name: str, want: Any) -> bool | None:
+    """Whether an evidence event's ``name`` (verdict, action) is ``want``, in any case
+    (Sponsio upper-cases verdicts and lower-cases actions); None when not recorded."""
+    if not isinstance(args, dict) or args.get(name) is None:
+        return None
+    return text_form(args[name]).casefold() == arg_text(want).casefold()

@@ -86,6 +86,7 @@ class Journal:
         if e.type == "context_update" and isinstance(e.args, dict):
             for key, value in e.args.items():
                 self._set(("ctx", key), fields.text_form(value))
+                self._set(("ctxv", key), fields.term_value(value))  # ctx_value
 
     def _track_depth(self, e: Event) -> None:
         if e.type not in ("message", "delegation") or e.target is None:

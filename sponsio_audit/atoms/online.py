@@ -29,6 +29,7 @@ Decisions where SEMANTICS.md is terse (the columnar grounding does the same):
   or lies on the chain that reached A (a reply does not deepen the chain).
   The value is the depth of the event's agent, or of the target of a
   delegation event.
+* value atoms (``arg_value``, ``ctx_value``) and evidence atoms: ``online_terms``.
 * ``perm(P)``: P is in the permissions of the event's agent (a mapping
   agent → set) or in the one fixed set; never unknown.
 """
@@ -39,14 +40,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from sponsio_audit.atoms import fields, paths
-from sponsio_audit.atoms.journal import Journal
+from sponsio_audit.atoms.online_terms import TermRules
 from sponsio_audit.atoms.registry import TOOL, Rules, spec_of
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.ltl.reference import Composite
 from sponsio_audit.regexes import compile_regex, matches
 
-Value = Union[bool, int, float, None]
-"""An atom's value at one position; None is unknown."""
+Value = Union[bool, int, float, str, Composite, None]
+"""An atom's value at one position; None is unknown (str and Composite: value atoms)."""
 
 Permissions = Union[Mapping[str, frozenset[str]], frozenset[str], None]
 
@@ -88,7 +90,7 @@ def perm_set(permissions: Permissions, agent: str | None) -> frozenset[str]:
     return permissions
 
 
-class Grounder(Journal):
+class Grounder(TermRules):
     """Grounds ``atoms`` on a stream of events; ``rollback`` undoes the last one."""
 
     def __init__(self, atoms: Sequence[Atom], permissions: Permissions = None) -> None:

@@ -15,6 +15,13 @@ Values at positions whose event is not of an atom's source type
 its last value (0 before the first); a *state* atom (``stateful=True``)
 has its running value at every position, computed from the whole
 (agent-filtered) trace up to and including that position.
+
+A *value* atom (value "any": ``arg_value``, ``ctx_value``) is a JSON value
+(string, number, bool, or a list/object/null compared by its canonical JSON)
+and is only ever compared. Like ``arg_length`` it keeps its last value at
+positions that are not calls of t (other tools' calls too); before the first
+call of t there is no value: unknown, never 0 (Sponsio's None, which makes
+its comparison false, is unknown here). Comparisons: ``ltl.reference.compare``.
 """
 
 from __future__ import annotations
@@ -26,12 +33,13 @@ from typing import Any, Generic, TypeVar
 TOOL = "tool_call"
 LLM_REQ = "llm_request"
 LLM_RESP = "llm_response"
+EVIDENCE = "evidence"
 
 
 @dataclass(frozen=True)
 class Param:
     """One parameter of an atom: ``kind`` is tool, regex, field, value, path,
-    number, perm, key, agent or kind."""
+    number, perm, key, agent, kind or pred (an evidence predicate)."""
 
     name: str
     kind: str
@@ -43,7 +51,7 @@ class AtomSpec:
 
     name: str
     params: tuple[Param, ...]
-    value: str  # "bool", "int" or "number"
+    value: str  # "bool", "int", "number" or "any" (a JSON value: compare it with == / !=)
     sources: frozenset[str]
     unknown: str
     description: str
@@ -79,6 +87,7 @@ def _p(*spec: str) -> tuple[Param, ...]:
 
 
 _T = frozenset({TOOL})
+_EVIDENCE = frozenset({EVIDENCE})
 
 ATOMS: tuple[AtomSpec, ...] = (
     AtomSpec("called", _p("t:tool"), "bool", _T, "never", "e_i calls tool t"),
@@ -251,6 +260,14 @@ ATOMS: tuple[AtomSpec, ...] = (
         "field f of e_i's args as a number (a numeric string counts)",
     ),
     AtomSpec(
+        "arg_value",
+        _p("t:tool", "f:field"),
+        "any",
+        _T,
+        "the latest call of t had no args or no field f, or none yet, or a call with no tool since",
+        "the JSON value of field f of the latest call of t (Sponsio's ArgValue)",
+    ),
+    AtomSpec(
         "ctx",
         _p("k:key", "v:value"),
         "bool",
@@ -267,6 +284,39 @@ ATOMS: tuple[AtomSpec, ...] = (
         "no context_update in [0, i] recorded k",
         "the latest context value of k matches re",
         stateful=True,
+    ),
+    AtomSpec(
+        "ctx_value",
+        _p("k:key"),
+        "any",
+        frozenset({"context_update"}),
+        "no context_update in [0, i] recorded k",
+        "the latest context value of k, as recorded (Sponsio's CtxValue)",
+        stateful=True,
+    ),
+    AtomSpec(
+        "claim_emitted",
+        _p("p:pred"),
+        "bool",
+        _EVIDENCE,
+        "e_i is an evidence event whose predicate was not recorded",
+        "e_i is an evidence event (a claim verdict) of predicate p",
+    ),
+    AtomSpec(
+        "evidence_verdict",
+        _p("p:pred", "v:value"),
+        "bool",
+        _EVIDENCE,
+        "e_i is an evidence event of p (or of no recorded predicate) with no recorded verdict",
+        "e_i is an evidence event of p whose verdict is v (any case)",
+    ),
+    AtomSpec(
+        "evidence_action",
+        _p("p:pred", "a:value"),
+        "bool",
+        _EVIDENCE,
+        "e_i is an evidence event of p (or of no recorded predicate) with no recorded action",
+        "e_i is an evidence event of p whose policy action is a (any case)",
     ),
     AtomSpec(
         "delegation_depth",

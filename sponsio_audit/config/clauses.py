@@ -94,8 +94,9 @@ def check_formula(f: Formula) -> tuple[Formula, list[str], str | None]:
         if isinstance(g, Atom):
             spec = atoms.lookup(g.name)
             if spec is not None and spec.value != "bool":
-                errors.append(f"{g.name} is a {spec.value} atom: compare it, e.g. "
-                              f"{g.name}(...) <= 3")  # fmt: skip
+                example = "== 'x'" if spec.value == "any" else "<= 3"
+                errors.append(f"{g.name} is a {_VALUE_NAMES[spec.value]} atom: compare it, "
+                              f"e.g. {g.name}(...) {example}")  # fmt: skip
         elif isinstance(g, Cmp):
             for t in (g.left, g.right):
                 spec = atoms.lookup(t.name) if isinstance(t, Atom) else None
@@ -103,6 +104,9 @@ def check_formula(f: Formula) -> tuple[Formula, list[str], str | None]:
                     errors.append(f"{t.name} is a bool atom and cannot be compared")  # type: ignore[union-attr]
     canonical = map_atoms(f, lambda a: replace(a, name=atoms.canonical_name(a.name)))
     return canonical, errors, skip
+
+
+_VALUE_NAMES = {"int": "int", "number": "number", "any": "value"}
 
 
 def _args_path(item: dict[str, Any], path: YamlPath, where: tuple[int | str, ...]) -> YamlPath:

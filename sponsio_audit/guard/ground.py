@@ -139,7 +139,8 @@ class Grounding:
             EMIT.of(name)(self, a, g, "", 0)
             return
         k = self._calls(a.args[0])
-        slot = self.c.slot(0, a) if spec.keeps_value else 0
+        init = None if spec.value == "any" else 0  # a value atom has no value before a call
+        slot = self.c.slot(init, a) if spec.keeps_value else 0
         if k == "False" and name != "consecutive_count":
             # not a call of t here: bool atoms false, state atoms unchanged
             if spec.keeps_value:
@@ -201,6 +202,9 @@ class Grounding:
 
     def _e_arg_numeric(self, a: Atom, g: str, k: str, slot: int) -> None:
         self._field_state(a, g, k, slot, "_numeric(fv)")
+
+    def _e_arg_value(self, a: Atom, g: str, k: str, slot: int) -> None:
+        self._field_state(a, g, k, slot, f"{self.c.const(fields.term_value)}(fv)")
 
     def _e_output_has(self, a: Atom, g: str, k: str, slot: int) -> None:
         test = self._search(a.args[1], "content")

@@ -8,6 +8,10 @@ Lines are grouped by (ts, action) into one event (a tool_call unless
 the group that records them, None when none does. Every line is also a row of
 ``decisions``. A file is one trace.
 
+A line whose action is ``<evidence:PRED>`` is Sponsio's claim verdict for
+predicate PRED: an ``evidence`` event with ``tool`` PRED (its verdict and action
+are in ``args`` only when the line records them; Sponsio's own log does not).
+
 A call that the guard blocked or redirected (some line of its group has that
 ``result``) never ran: it is a ``tool_attempt`` event (SEMANTICS.md §4.2).
 ``result`` may also be Sponsio's own object form ``{"action": …, "message": …}``.
@@ -44,12 +48,18 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
         g = groups.get(key)
         if g is None:
             et = obj.get("event_type")
+            pred = evidence_predicate(action)
             g = groups[key] = {
                 "record": no,
                 "ts": ts_ns(ts),
                 "agent": agent,
                 "args": None,
-                "type": et if et in EVENT_TYPES else "tool_call",
+                "type": "evidence"
+                if pred is not None
+                else et
+                if et in EVENT_TYPES
+                else "tool_call",
+                "tool": pred if pred is not None else action,
                 "conv": as_text(cap(obj.get("conversation_id"))),
             }
         if g["args"] is None and obj.get("args") is not None:
@@ -79,7 +89,7 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
         [
             Event(
                 type=g["type"],
-                tool=action,
+                tool=g["tool"],
                 args=g["args"],
                 agent=g["agent"],
                 start_ns=g["ts"],
@@ -89,7 +99,15 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
                 file_id=file_id,
                 record=g["record"],
             )
-            for (_, action), g in groups.items()
+            for g in groups.values()
         ]
     )
     return out
+
+
+def evidence_predicate(action: str | None) -> str | None:
+    """The predicate of Sponsio's evidence action ``<evidence:PRED>`` (a claim verdict fed
+    to its monitor), else None."""
+    if action is None or not (action.startswith("<evidence:") and action.endswith(">")):
+        return None
+    return action[len("<evidence:") : -1]

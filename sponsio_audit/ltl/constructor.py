@@ -7,13 +7,14 @@ formula tree the infix parser gives for the same meaning:
 
 - ``G F X Not`` (one argument), ``And Or Implies U`` (two), ``true``/``false``;
 - ``Le Lt Ge Gt Eq`` over terms: ``Const(n)``, ``Var(name, arg…)`` (the
-  atom ``name(arg…)``), ``ArgLength(t, f)`` (``arg_length(t, f)``), a
-  number, a quoted string, a bare identifier (a 0-argument atom) or an atom;
+  atom ``name(arg…)``), ``ArgLength(t, f)`` (``arg_length(t, f)``),
+  ``ArgValue(t, f)`` (``arg_value(t, f)``), ``CtxValue(k)``
+  (``ctx_value(k)``), a number, a quoted string, a bare identifier (a
+  0-argument atom) or an atom;
 - any lower-case ``name(arg…)`` is an atom, its arguments read as in the infix form.
 
-A Sponsio constructor with no counterpart here (``ArgValue``, ``CtxValue``,
-``UnaryFn``, ``Subset``, any other capitalised name) is a ``ParseError``
-naming it.
+A Sponsio constructor with no counterpart here (``UnaryFn``, ``Subset``,
+any other capitalised name) is a ``ParseError`` naming it.
 """
 
 from __future__ import annotations
@@ -56,13 +57,17 @@ BINARY: dict[str, Callable[[Formula, Formula], Formula]] = {
     "U": Until,
 }
 COMPARISONS = {"Le": "<=", "Lt": "<", "Ge": ">=", "Gt": ">", "Eq": "=="}
-TERM_ATOMS = {"ArgLength": ("arg_length", 2)}
+TERM_ATOMS = {
+    "ArgLength": ("arg_length", 2),
+    "ArgValue": ("arg_value", 2),
+    "CtxValue": ("ctx_value", 1),
+}
 """Value constructors → (atom name here, number of arguments)."""
 TERMS = {"Const", "Var", *TERM_ATOMS}
 NAMES = frozenset({*UNARY, *BINARY, *COMPARISONS, *TERMS})
 """Every constructor name that has a counterpart here."""
-NO_COUNTERPART = frozenset({"UnaryFn", "Subset", "ArgValue", "CtxValue"})
-"""Sponsio AST classes that have none (no atom here reads a raw argument or context value)."""
+NO_COUNTERPART = frozenset({"UnaryFn", "Subset"})
+"""Sponsio AST classes that have none (Sponsio's own parser does not read them either)."""
 
 _LOOKS = re.compile(r"(?<![\w$])(?:{})\s*\(".format("|".join(sorted(NAMES - set("GFXU")))))
 _TOKEN = re.compile(

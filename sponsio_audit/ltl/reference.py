@@ -50,7 +50,16 @@ from sponsio_audit.vocab import GUARANTEE, LIVENESS
 K = bool | None
 """A Kleene value: True, False, or None for unknown."""
 
-Value = bool | int | float | str | None
+
+@dataclass(frozen=True)
+class Composite:
+    """A JSON list, object or null (or a non-finite float) as a value term's value
+    (``arg_value``, ``ctx_value``): its canonical JSON text, keys sorted."""
+
+    text: str
+
+
+Value = bool | int | float | str | Composite | None
 Valuation = Mapping[Atom, Value]
 Trace = Sequence[Valuation]
 
@@ -94,19 +103,29 @@ def k_any(values: Iterable[K]) -> K:
     return out
 
 
+def _kind(x: object) -> str:
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, (int, float)):
+        return "num"
+    return "str" if isinstance(x, str) else "composite"
+
+
 def compare(op: str, a: Value, b: Value) -> K:
-    """``a op b``; unknown when an operand is unknown; numbers and strings never equal."""
+    """``a op b``; unknown when an operand is unknown.
+
+    Values of different kinds (number, string, bool, composite) are never
+    equal; order is defined between two numbers or two strings only, any
+    other ordered comparison is unknown (never guessed)."""
     if a is None or b is None:
         return None
-    a_num = isinstance(a, (int, float)) and not isinstance(a, bool)
-    b_num = isinstance(b, (int, float)) and not isinstance(b, bool)
-    if a_num != b_num:
-        return op == "!="
+    ka, kb = _kind(a), _kind(b)
+    if op in ("==", "!="):
+        same = ka == kb and a == b
+        return same if op == "==" else not same
+    if ka != kb or ka not in ("num", "str"):
+        return None
     match op:
-        case "==":
-            return a == b
-        case "!=":
-            return a != b
         case "<=":
             return a <= b  # type: ignore[operator]
         case "<":

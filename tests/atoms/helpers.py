@@ -30,7 +30,10 @@ def values_of(atom: Atom, events: list[Event], permissions: Any = None) -> list[
     ]
     online = [v[atom] for v in ground_events([atom], events, permissions)]
     col = ground_columns(table_of([events]), [atom], permissions)[atom]
-    columnar = [None if u else v.item() for v, u in zip(col.value, col.unknown, strict=True)]
+    columnar = [
+        None if u else v.item() if hasattr(v, "item") else v
+        for v, u in zip(col.value, col.unknown, strict=True)
+    ]
     assert columnar == [
         None if v is None else (float(v) if col.value.dtype.kind == "f" else v) for v in online
     ]

@@ -25,6 +25,7 @@ RECORDED_TOOLS = [
 AGENTS = ["a", "b", "c", None]
 STRINGS = ["", "a", "rm -rf /data/x", "RM  -rf ~/y", "/data2/z", "./x", "12.5", " 7 ", "héllo"]
 STRINGS += ["x=/data/../etc", "//data///x/", '{"path":1}', "1e999", "true", "admin", "null"]
+STRINGS += ["PASS", "pass", "UNDERDETERMINED", "clarify"]
 TEXT = st.sampled_from(STRINGS)
 SCALAR = st.one_of(
     st.sampled_from([None, True, False, 0, 5, -3, 2.5, -0.0, 1e300, 10**20, 10**400, float("nan")]),
@@ -52,6 +53,9 @@ ARGS = st.one_of(
             {"n": "12.5"},
             {"n": True},
             {"role": "admin"},
+            {"verdict": "PASS", "action": "release"},
+            {"verdict": "underdetermined", "action": "CLARIFY"},
+            {"verdict": None},
         ]
     ),
 )
@@ -102,13 +106,14 @@ POOLS: dict[str, st.SearchStrategy[Any]] = {
     "tool": st.sampled_from(["bash", "issue_refund", "mcp__fin__issue_refund", "READ_FILE", "x"]),
     "regex": st.sampled_from(["rm", r"(?i)RM\s+-rf", "é", r"^\{", r"\d+", '"path"', "a", ""]),
     "field": st.sampled_from(["path", "command", "a.b", "a", "n", "missing", 'q"k']),
-    "value": st.sampled_from(["x", 5, "5", "true", "admin", "/data/x", "null"]),
+    "value": st.sampled_from(["x", 5, "5", "true", "admin", "/data/x", "null", "PASS", "clarify"]),
     "path": st.sampled_from(["/data", "/", "~", ".", "/etc", "data"]),
     "number": st.sampled_from([0, 1, 2.5]),
     "perm": st.sampled_from(["admin", "read"]),
     "key": st.sampled_from(["role", "k", "n", "path"]),
     "agent": st.sampled_from(["a", "b", "c"]),
     "kind": st.sampled_from(["input", "output", "total"]),
+    "pred": st.sampled_from(["bash", "date_weekday_agreement", "READ_FILE"]),
 }
 
 

@@ -7,6 +7,7 @@ import pytest
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.event import Event
 from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.ltl.reference import Composite
 
 from .helpers import call, values, values_of
 
@@ -332,3 +333,53 @@ def test_arg_length_is_sponsios_arg_length() -> None:
     ]
     assert values_of(Atom("arg_length", ("t", "f")), trace) == [3, 4, 1, 5, 4, 4, 0]
     assert values_of(Atom("arg_length", ("t", "f")), [call("t", {})]) == [U]
+
+
+# ---------------------------------------------------------------- value atoms and evidence
+
+
+def ctx_update(**kv: object) -> Event:
+    return Event(type="context_update", args=dict(kv))
+
+
+def test_arg_value_is_the_json_value_kept_until_the_next_call() -> None:
+    trace = [
+        call("other", {"pm": "zz"}),  # before any call of pay: no value
+        call("pay", {"pm": "pm_1"}),
+        call("other", {"pm": "zz"}),  # another tool's call keeps pay's value
+        call("PAY", {"pm": 5}),
+        call("pay", {"pm": [1, {"b": 2, "a": 1}]}),
+        call("pay", {"x": 1}),  # no field pm: unknown
+        call("pay", None),  # arguments not recorded: unknown
+        call("pay", {"pm": None}),  # a recorded null is a value
+        call(None, {"pm": "pm_1"}),  # no recorded tool: may have been pay
+    ]
+    got = values("arg_value(pay, pm)", trace)
+    assert got == [U, "pm_1", "pm_1", 5, Composite('[1,{"a":1,"b":2}]'), U, U,
+                   Composite("null"), U]  # fmt: skip
+
+
+def test_ctx_value_is_the_latest_recorded_value() -> None:
+    trace = [call("a"), ctx_update(orig="pm_1", n=3), call("a"), ctx_update(n=4.5), call("a")]
+    assert values("ctx_value(orig)", trace) == [U, "pm_1", "pm_1", "pm_1", "pm_1"]
+    assert values("ctx_value(n)", trace) == [U, 3, 3, 4.5, 4.5]
+
+
+def evidence(pred: str | None, args: dict[str, object] | None) -> Event:
+    return Event(type="evidence", tool=pred, args=args)
+
+
+def test_evidence_atoms_read_the_verdict_and_action_of_their_predicate() -> None:
+    trace = [
+        call("p"),  # a tool call is no claim
+        evidence("p", {"verdict": "PASS", "action": "release"}),
+        evidence("p", {"verdict": "underdetermined", "action": "CLARIFY"}),
+        evidence("q", {"verdict": "PASS", "action": "release"}),
+        evidence("p", None),  # verdict not recorded (Sponsio's session log)
+        evidence("p", {"action": "block"}),
+        evidence(None, {"verdict": "PASS", "action": "release"}),  # predicate not recorded
+    ]
+    assert values("claim_emitted(p)", trace) == [F, T, T, F, T, T, U]
+    assert values("evidence_verdict(p, PASS)", trace) == [F, T, F, F, U, U, U]
+    assert values("evidence_verdict(p, UNDERDETERMINED)", trace) == [F, F, T, F, U, U, U]
+    assert values("evidence_action(p, clarify)", trace) == [F, F, T, F, U, F, U]

@@ -58,6 +58,12 @@ PAIRS = [
     ("G(Not(done))", "G !done()"),
     ("G(Implies(true, called_any()))", "G(true -> called_any())"),
     ("F(called(submit))", "F called(submit)"),
+    (
+        "G(Implies(called(p), Not(Eq(ArgValue(p, m), CtxValue(o)))))",
+        "G(called(p) -> !(arg_value(p, m) == ctx_value(o)))",
+    ),
+    ("G(Eq(CtxValue(o), Const(1)))", "G(ctx_value(o) == 1)"),
+    ("G(Eq(ArgValue(t, f), 'pm_1'))", "G(arg_value(t, f) == 'pm_1')"),
 ]
 
 
@@ -80,13 +86,22 @@ def test_tau2_bench_formula_has_the_expected_tree() -> None:
     )
 
 
+def test_tau2_bench_payment_formula_has_the_expected_tree() -> None:
+    """Sponsio's ArgValue/CtxValue are the value atoms arg_value/ctx_value, compared."""
+    t = "modify_pending_order_payment"
+    f = parse(
+        f"G(Implies(called({t}), Not(Eq(ArgValue({t}, payment_method_id), "
+        "CtxValue(original_pm_id)))))"
+    )
+    value, ctx = Atom("arg_value", (t, "payment_method_id")), Atom("ctx_value", ("original_pm_id",))
+    assert f == Always(Implies(Atom("called", (t,)), Not(Cmp("==", value, ctx))))
+
+
 @pytest.mark.parametrize(
     ("text", "name"),
     [
         ("G(Le(UnaryFn(len, ArgValue(a, b)), Const(3)))", "UnaryFn"),
         ("G(Subset(a, b))", "Subset"),
-        ("G(Implies(called(p), Not(Eq(ArgValue(p, m), CtxValue(o)))))", "ArgValue"),
-        ("G(Eq(CtxValue(o), Const(1)))", "CtxValue"),
         ("G(Implies(called(a), Frobnicate(called(b))))", "Frobnicate"),
     ],
 )

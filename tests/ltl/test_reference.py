@@ -11,7 +11,7 @@ import pytest
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Formula
 from sponsio_audit.ltl.parse import parse
-from sponsio_audit.ltl.reference import Check, compare, holds, values
+from sponsio_audit.ltl.reference import Check, Composite, compare, holds, values
 from tests.ltl.strategies import COUNT, trace
 
 T, F, U = True, False, None
@@ -111,6 +111,21 @@ def test_comparisons() -> None:
     assert compare("==", 1, "1") is False
     assert compare("!=", 1, "1") is True
     assert compare("<=", None, 3) is None
+
+
+def test_value_comparisons_by_kind() -> None:
+    """Value atoms (arg_value, ctx_value) compare as JSON values: different kinds are never
+    equal, order exists between two numbers or two strings only (else unknown)."""
+    assert compare("==", "pm_1", "pm_1") is True and compare("!=", "pm_1", "pm_2") is True
+    assert compare("==", 5, 5.0) is True
+    assert compare("==", True, 1) is False  # a bool is not the number 1
+    assert compare("!=", True, 1) is True
+    assert compare("==", Composite("[1,2]"), Composite("[1,2]")) is True
+    assert compare("==", Composite("[1,2]"), "[1,2]") is False  # a list is not its text
+    assert compare("<", "a", "b") is True
+    assert compare("<", "5000", 10) is None  # no coercion, no guess
+    assert compare(">=", Composite("null"), 0) is None
+    assert compare("<=", True, True) is None
 
 
 def test_kleene_rules() -> None:

@@ -77,6 +77,8 @@ def sponsio_trace(events: Sequence[Event]) -> Any:
                 out.append(SEvent(i, e.agent or AGENT, "context_update", args=e.args))
             case "message":
                 out.append(SEvent(i, e.agent or AGENT, "message", to=e.target, content=e.content))
+            case "evidence":
+                out.append(SEvent(i, e.agent or AGENT, "evidence", key=e.tool, args=e.args))
             case "data_write":
                 keys = list(e.args or {})
                 out.append(SEvent(i, e.agent or AGENT, "data_write", key=f"k{i}", contains=keys))
@@ -137,8 +139,14 @@ def _term(t: Any) -> Any:
     match t:
         case ast.Num(v):
             return S.Const(v)
+        case ast.Str(v):
+            return S.Const(v)
         case ast.Atom("arg_length", (tool, field)):
             return S.ArgLength(str(tool), str(field))
+        case ast.Atom("arg_value", (tool, field)):
+            return S.ArgValue(str(tool), str(field))
+        case ast.Atom("ctx_value", (key,)):
+            return S.CtxValue(str(key))
         case ast.Atom(name, args):
             return S.Var(name, *map(str, args))
     raise TypeError(f"no Sponsio term for {t!r}")

@@ -13,7 +13,7 @@ Sponsio's (a factory taking its ``Agent``), built from one random choice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -245,3 +245,91 @@ def specs(draw: Any, n: int) -> list[Spec]:
         else:
             out.append(draw(ag_specs(f"c{i}")))
     return out
+
+
+# ------------------------------------------------------------------ value terms and evidence
+# Traces with context updates and Sponsio evidence events, and contracts over
+# ArgValue/CtxValue and the evidence patterns. Kept clear of the documented
+# divergences: every trace sets every context key first (an unset key is unknown
+# here, None in Sponsio), context values are strings (Sponsio stringifies them),
+# ordered comparisons read the integer field only (Sponsio coerces numeric-looking
+# strings, here a string has no order with a number), every evidence event records
+# its verdict and action (a missing one is unknown here).
+
+CTX_KEYS = ("pm", "owner")
+VALUES = ("pm_1", "pm_2", "alice", "5")
+PREDS = ("p1", "p2")
+VERDICTS = ("PASS", "MISMATCH", "UNDERDETERMINED", "pass", "STALE")
+ACTIONS = ("release", "clarify", "block", "CLARIFY")
+
+
+def _value_call() -> st.SearchStrategy[Event]:
+    args = st.fixed_dictionaries(
+        {"m": st.one_of(st.sampled_from(VALUES), st.integers(4, 6)), "n": st.integers(-3, 6)}
+    )
+    return st.builds(
+        lambda tool, a: Event(type="tool_call", tool=tool, args=a, agent=AGENT),
+        st.sampled_from(("a", "b")),
+        args,
+    )
+
+
+def _ctx_update() -> st.SearchStrategy[Event]:
+    return st.builds(
+        lambda k, v: Event(type="context_update", args={k: v}, agent=AGENT),
+        st.sampled_from(CTX_KEYS),
+        st.sampled_from(VALUES),
+    )
+
+
+def _evidence() -> st.SearchStrategy[Event]:
+    return st.builds(
+        lambda p, v, a: Event(
+            type="evidence", tool=p, args={"verdict": v, "action": a}, agent=AGENT
+        ),
+        st.sampled_from(PREDS),
+        st.sampled_from(VERDICTS),
+        st.sampled_from(ACTIONS),
+    )
+
+
+_FIRST = Event(type="context_update", args={k: "pm_1" for k in CTX_KEYS}, agent=AGENT)
+value_traces = st.lists(
+    st.one_of(_value_call(), _value_call(), _ctx_update(), _evidence()), min_size=1, max_size=9
+).map(lambda t: [_FIRST, *t])
+
+
+def _value_terms(t: str) -> st.SearchStrategy[ast.Term]:
+    return st.one_of(
+        st.just(ast.Atom("arg_value", (t, "m"))),
+        st.sampled_from(CTX_KEYS).map(lambda k: ast.Atom("ctx_value", (k,))),
+        st.sampled_from(VALUES).map(ast.Str),
+        st.integers(4, 6).map(ast.Num),
+    )
+
+
+def _value_leaf(t: str) -> st.SearchStrategy[ast.Formula]:
+    """A comparison read at calls of t (ArgValue of another tool is None there in Sponsio
+    and this tool's last value here: a divergence with its own test)."""
+    eq = st.builds(lambda x, y: ast.Cmp("==", x, y), _value_terms(t), _value_terms(t))
+    order = st.builds(
+        ast.Cmp,
+        st.sampled_from(("<=", "<", ">=", ">")),
+        st.just(ast.Atom("arg_value", (t, "n"))),
+        st.integers(-2, 4).map(ast.Num),
+    )
+    return st.one_of(eq, eq.map(ast.Not), order)
+
+
+@st.composite
+def value_specs(draw: Any, cid: str) -> Spec:
+    """``G(called(t) → value comparison)`` and the evidence patterns."""
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(("claim_requires_evidence", "underdetermined_must_clarify")))
+        spec = pattern_spec(cid, name, [draw(st.sampled_from(PREDS))])
+        return replace(spec, family=name)
+    t = draw(st.sampled_from(("a", "b")))
+    f = ast.Always(ast.Implies(ast.Atom("called", (t,)), draw(_value_leaf(t))))
+    ours = Contract(cid, "*", (Clause(f),))
+    theirs = to_sponsio(f)
+    return Spec(ours, lambda agent: sponsio_contract(agent, [theirs]), "value_terms")

@@ -17,7 +17,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from . import oracle
-from .specs import PATTERN_NAMES, PERMS, pattern_calls, pattern_spec, specs, traces
+from .specs import (
+    PATTERN_NAMES,
+    PERMS,
+    pattern_calls,
+    pattern_spec,
+    specs,
+    traces,
+    value_specs,
+    value_traces,
+)
 
 # no shrinking: a batch is large and the failure message already names the one pair
 SETTINGS = settings(
@@ -40,7 +49,7 @@ def compare(batch: list[Any], contracts: list[Any], perms: frozenset[str]) -> No
                 f"{s.family}: ours {got}, Sponsio {theirs}\n"
                 f"contract: {[g.text for g in s.ours.guarantees]} "
                 f"assuming {[a.text for a in s.ours.assumptions]} ({s.ours.activate_at})\n"
-                f"trace: {[(e.tool, e.args) for e in trace]}"
+                f"trace: {[(e.type, e.tool, e.args) for e in trace]}"
             )
             oracle.PAIRS[s.family] += 1
 
@@ -66,3 +75,16 @@ def test_pattern_library_agrees_with_sponsio(name: str) -> None:
         compare(batch, [pattern_spec(f"p{i}", n, a) for i, (n, a) in enumerate(calls)], perms)
 
     run()
+
+
+@SETTINGS
+@given(
+    st.lists(value_traces, min_size=1, max_size=8),
+    st.lists(st.integers(0, 10**6), min_size=6, max_size=6).flatmap(
+        lambda ids: st.tuples(*(value_specs(f"v{i}") for i in range(len(ids))))
+    ),
+)
+def test_value_terms_and_evidence_agree_with_sponsio(batch: list[Any], contracts: Any) -> None:
+    """ArgValue/CtxValue comparisons and the two evidence patterns, on traces with
+    context updates and claim verdicts."""
+    compare(batch, list(contracts), frozenset())

@@ -123,3 +123,61 @@ def test_only_the_mcp_prefix_is_removed_from_tool_names() -> None:
     ours, theirs = formula_contract("G !called(refund)")
     assert both(ours, theirs, [call("fin__refund")]) == ("pass", "violated")
     assert both(ours, theirs, [call("mcp__fin__Refund")]) == ("violated", "violated")
+
+
+# ---------------------------------------------- value terms (ArgValue, CtxValue) and evidence
+
+PAYMENT = "G(called(pay) -> !(arg_value(pay, pm) == ctx_value(orig)))"  # tau2_bench's rule
+
+
+def ctx(**values: Any) -> Event:
+    return Event(type="context_update", args=values, agent=oracle.AGENT)
+
+
+def test_unset_context_value_is_unknown_here_and_none_there() -> None:
+    """No context recorded the original payment method: we cannot tell whether the new
+    one differs; Sponsio's CtxValue is None, Eq is false and the rule passes."""
+    ours, theirs = formula_contract(PAYMENT)
+    assert both(ours, theirs, [call("pay", {"pm": "pm_1"})]) == ("unverifiable", "pass")
+    # recorded, both sides agree: the same method is a violation, another one passes
+    assert both(ours, theirs, [ctx(orig="pm_1"), call("pay", {"pm": "pm_1"})]) == (
+        "violated",
+        "violated",
+    )
+    assert both(ours, theirs, [ctx(orig="pm_1"), call("pay", {"pm": "pm_2"})]) == ("pass", "pass")
+
+
+def test_context_values_keep_their_json_type_here() -> None:
+    """A numeric context value 5 equals the argument 5 here; Sponsio stringifies context
+    values ("5"), which never equals the number, so its rule passes."""
+    ours, theirs = formula_contract(PAYMENT)
+    assert both(ours, theirs, [ctx(orig=5), call("pay", {"pm": 5})]) == ("violated", "pass")
+
+
+def test_arg_value_keeps_its_last_value_at_other_tools_calls() -> None:
+    """At a call of another tool ArgValue is None in Sponsio (the comparison is false);
+    here it keeps the value of the latest call of its tool, as arg_length does."""
+    ours, theirs = formula_contract("G(called(b) -> !(arg_value(a, m) == 'x'))")
+    assert both(ours, theirs, [call("a", {"m": "x"}), call("b")]) == ("violated", "pass")
+    # before any call of a there is no value: unknown here
+    assert both(ours, theirs, [call("b")]) == ("unverifiable", "pass")
+
+
+def test_a_string_has_no_order_with_a_number_here() -> None:
+    """Sponsio coerces a numeric-looking string in an ordered comparison ("5000" → 5000)
+    and makes any other one false; here ordering a string against a number is unknown."""
+    ours, theirs = formula_contract("G(called(a) -> arg_value(a, m) <= 10)")
+    assert both(ours, theirs, [call("a", {"m": "5000"})]) == ("unverifiable", "violated")
+    assert both(ours, theirs, [call("a", {"m": "abc"})]) == ("unverifiable", "violated")
+    assert both(ours, theirs, [call("a", {"m": 5000})]) == ("violated", "violated")
+
+
+def test_evidence_without_a_recorded_verdict_is_unknown_here() -> None:
+    """Sponsio's session log records the evidence action ``<evidence:p>`` but not the
+    verdict: we cannot tell whether the claim verified; Sponsio (no verdict atom) says
+    it did not."""
+    ours, theirs = pattern_contract("claim_requires_evidence", ["p"])
+    bare = Event(type="evidence", tool="p", args=None, agent=oracle.AGENT)
+    assert both(ours, theirs, [bare]) == ("unverifiable", "violated")
+    passed = Event(type="evidence", tool="p", args={"verdict": "PASS"}, agent=oracle.AGENT)
+    assert both(ours, theirs, [passed]) == ("pass", "pass")

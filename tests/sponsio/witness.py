@@ -129,6 +129,16 @@ def call(tool: str, args: dict[str, Any] | None = None, **kw: Any) -> Event:
     return Event(type="tool_call", tool=tool, args={} if args is None else args, agent=AGENT, **kw)
 
 
+def ctx_update(key: str, value: Any) -> Event:
+    return Event(type="context_update", args={key: value}, agent=AGENT)
+
+
+def _evidence(pred: str, verdict: str, action: str) -> Event:
+    """Sponsio's claim verdict as an event (``EvidenceResult.to_event``'s fields)."""
+    args = {"verdict": verdict, "action": action}
+    return Event(type="evidence", tool=pred, args=args, agent=AGENT)
+
+
 def atom_events(a: Atom) -> list[Event]:
     """Events that make atom ``a`` true (or, for a counter, count one more)."""
     name, xs = a.name, [str(x) for x in a.args]
@@ -149,7 +159,8 @@ def atom_events(a: Atom) -> list[Event]:
             inside = xs[1].rstrip("/") + "/zz"
             return [call(xs[0], {"path": inside}), call(xs[0], {"path": "/zz_outside/x"})]
         case "arg_length":
-            return [call(xs[0], {xs[1]: "x" * 5000}), call(xs[0], {xs[1]: ""})]
+            # a length per field, so that two long fields of one call differ
+            return [call(xs[0], {xs[1]: "x" * (5000 + len(xs[1]))}), call(xs[0], {xs[1]: ""})]
         case "arg_numeric":
             return [call(xs[0], {xs[1]: 10**9}), call(xs[0], {xs[1]: -(10**9)})]
         case "output_has":
@@ -174,8 +185,18 @@ def atom_events(a: Atom) -> list[Event]:
             ]
         case "contains":
             return [Event(type="data_write", agent=AGENT, args={xs[0]: "x"})]
-        case "ctx":
-            return [Event(type="context_update", args={xs[0]: a.args[1]}, agent=AGENT)]
+        case "ctx":  # the value, and another one (a recorded context that is not v)
+            return [ctx_update(xs[0], a.args[1]), ctx_update(xs[0], "zz_other")]
+        case "arg_value":  # one call equal to ctx_value's witness, one that differs
+            return [call(xs[0], {xs[1]: "zz_v1"}), call(xs[0], {xs[1]: "zz_v2"})]
+        case "ctx_value":
+            return [ctx_update(xs[0], "zz_v1")]
+        case "claim_emitted":
+            return [_evidence(xs[0], "MISMATCH", "block")]
+        case "evidence_verdict":
+            return [_evidence(xs[0], xs[1], "release")]
+        case "evidence_action":
+            return [_evidence(xs[0], "UNDERDETERMINED", xs[1])]
         case "ctx_matches":
             w = witness(xs[1])
             return [] if w is None else [Event(type="context_update", args={xs[0]: w},
@@ -202,10 +223,13 @@ def candidate_traces(c: Contract) -> Iterator[list[Event]]:
             if e not in pool:
                 pool.append(e)
     calls: dict[str, dict[str, Any]] = {}
+    firsts: dict[str, dict[str, Any]] = {}
     for e in pool:  # one call per tool carrying every witness argument of that tool at once
         if e.type == "tool_call" and e.tool is not None and e.args:
             calls.setdefault(e.tool, {}).update(e.args)
-    for tool, args in calls.items():
+            first = firsts.setdefault(e.tool, {})
+            first.update({k: v for k, v in e.args.items() if k not in first})
+    for tool, args in [*calls.items(), *firsts.items()]:
         for extra in ({}, {"path": "/zz_outside/x"}):
             merged = call(tool, {**args, **extra})
             if merged not in pool:

@@ -264,21 +264,45 @@ def compare_terms(
     lv, lu, lk = _term(left, column)
     rv, ru, rk = _term(right, column)
     res: Any
+    unknown = lu if ru is None else ru if lu is None else lu | ru
+    if "any" in (lk, rk):  # a value atom (object column): reference.compare row by row
+        got = _compare_any(op, lv, rv)
+        value = np.broadcast_to(_IS_TRUE(got).astype(bool), (n,))
+        none = np.broadcast_to(_IS_NONE(got).astype(bool), (n,))
+        unknown = none if unknown is None else unknown | none
+        return KCol.of(np.array(value), unknown)
     if not isinstance(lv, np.ndarray) and not isinstance(rv, np.ndarray):
         res = reference.compare(op, lv, rv)
     elif lk != rk:
         if "num" not in (lk, rk) and op not in ("==", "!="):
             raise TypeError(f"cannot order {left!r} and {right!r}")
-        res = op == "!="  # numbers and non-numbers are never equal (nor ordered)
+        if op not in ("==", "!="):  # a number and a string have no order: unknown
+            return KCol.of(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
+        res = op == "!="  # numbers and non-numbers are never equal
     else:
         res = _COMPARE[op](lv, rv)
+    if res is None:  # two constants with no order between them
+        return KCol.of(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
     value = np.broadcast_to(np.asarray(res, dtype=bool), (n,))
-    unknown = lu if ru is None else ru if lu is None else lu | ru
     return KCol.of(np.array(value), unknown)
 
 
+_IS_TRUE = np.frompyfunc(lambda x: x is True, 1, 1)
+_IS_NONE = np.frompyfunc(lambda x: x is None, 1, 1)
+
+
+def _compare_any(op: str, left: Any, right: Any) -> Any:
+    """``reference.compare`` over (arrays of) Python values: an object array of True,
+    False and None (unknown)."""
+    fn = np.frompyfunc(lambda a, b: reference.compare(op, a, b), 2, 1)
+    a = left.astype(object) if isinstance(left, np.ndarray) else left
+    b = right.astype(object) if isinstance(right, np.ndarray) else right
+    return np.asarray(fn(a, b), dtype=object)
+
+
 def _term(t: Term, column: Callable[[Atom], ColumnLike]) -> tuple[Any, np.ndarray | None, str]:
-    """A comparison operand: (values, unknown mask or None, "num" | "str" | "bool")."""
+    """A comparison operand: (values, unknown mask or None, "num" | "str" | "bool" | "any");
+    "any" is a value atom's object column (``arg_value``, ``ctx_value``)."""
     match t:
         case Num(x):
             return x, None, "num"
@@ -286,7 +310,12 @@ def _term(t: Term, column: Callable[[Atom], ColumnLike]) -> tuple[Any, np.ndarra
             return x, None, "str"
         case Atom():
             col = column(t)
-            return col.value, col.unknown, "bool" if col.value.dtype == bool else "num"
+            kind = col.value.dtype.kind
+            return (
+                col.value,
+                col.unknown,
+                "bool" if kind == "b" else "any" if kind == "O" else "num",
+            )
     raise TypeError(f"not a term: {t!r}")
 
 

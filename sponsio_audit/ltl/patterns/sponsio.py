@@ -1,5 +1,9 @@
 """The names existing Sponsio configurations use (SEMANTICS.md §6.1).
 
+``claim_requires_evidence`` and ``underdetermined_must_clarify`` read
+Sponsio's ``evidence`` events (claim verdicts of its cloud service, as
+Sponsio 0.2.0a21 grounds them): the atoms are in ``atoms.online_terms``.
+
 Aliases of §6 patterns keep the name they were written with (so a YAML
 round trip writes them back unchanged); the other names are factories of
 their own; LLM-judge names load as clauses skipped with "needs an LLM
@@ -115,6 +119,21 @@ def _since_clear(trigger: Formula, sources: tuple[str, ...], clear: str) -> Form
     """``G(trigger ∧ O src → ¬src S clear)``: since the last source call, `clear` happened."""
     src = disj(c(s) for s in sources)
     return G(Implies(And(trigger, Once(src)), Since(Not(src), c(clear))))
+
+
+def _claim_obligation(pred: str) -> Formula:
+    """``G(claim_emitted(p) → evidence_verdict(p, PASS))``: decided at the evidence event."""
+    return G(Implies(Atom("claim_emitted", (pred,)), Atom("evidence_verdict", (pred, "PASS"))))
+
+
+def _clarify_obligation(pred: str) -> Formula:
+    """``G(evidence_verdict(p, UNDERDETERMINED) → evidence_action(p, clarify))``."""
+    return G(
+        Implies(
+            Atom("evidence_verdict", (pred, "UNDERDETERMINED")),
+            Atom("evidence_action", (pred, "clarify")),
+        )
+    )
 
 
 def _judge(name: str) -> PatternSpec:
@@ -317,6 +336,26 @@ SPECS: tuple[PatternSpec, ...] = (
         desc_template="{tool} requires context {key} matching the pattern",
         evidence=lambda a, t, s, o, ot: (
             f"{t} called at step {s} while context {arg(a, 1)} does not match the pattern"
+        ),
+    ),
+    _S(
+        "claim_requires_evidence",
+        parse_params("pred:key"),
+        "every claim of predicate `pred` has the evidence verdict PASS",
+        lambda pred: _claim_obligation(pred),
+        desc_template="claims of {pred} must verify against evidence (PASS)",
+        evidence=lambda a, t, s, o, ot: (
+            f"claim of {arg(a, 0)} at step {s} did not verify against evidence (verdict not PASS)"
+        ),
+    ),
+    _S(
+        "underdetermined_must_clarify",
+        parse_params("pred:key"),
+        "an UNDERDETERMINED evidence verdict of `pred` has the policy action clarify",
+        lambda pred: _clarify_obligation(pred),
+        desc_template="underdetermined {pred} evidence must trigger clarification",
+        evidence=lambda a, t, s, o, ot: (
+            f"underdetermined evidence of {arg(a, 0)} at step {s} was not sent to clarification"
         ),
     ),
     *(_judge(n) for n in JUDGE_NAMES),
