@@ -89,3 +89,22 @@ def test_recorded_verdicts_decide_both_evidence_patterns(tmp_path: Path) -> None
         "G(evidence_verdict(city_zip_candidates, UNDERDETERMINED) -> "
         "evidence_action(city_zip_candidates, clarify))",
     ]
+
+
+def test_args_unknown_in_a_session_log_says_how_to_record_them(tmp_path: Path) -> None:
+    """Sponsio's session log records the tool but not its arguments: an argument rule is
+    unverifiable, and the reason says where the arguments are recorded (the guard's spans)."""
+    log = sponsio_log(tmp_path, ["bash"])
+    cfg = tmp_path / "sponsio.yaml"
+    cfg.write_text(
+        'version: "1"\nagents:\n  "*":\n    contracts:\n      - id: no-rm\n'
+        "        G: {pattern: arg_blacklist, args: [bash, command, ['rm -rf']]}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(
+        app, ["scan", str(log), "-c", str(cfg), "-f", "json", "--fail-on", "none", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    (undecided,) = json.loads(out.read_text(encoding="utf-8"))["undecided"]
+    assert "export the guard's OTLP spans" in undecided["reason"], undecided["reason"]
