@@ -37,7 +37,7 @@ CAPTURE = {
     "openllmetry": "enable content capture: TRACELOOP_TRACE_CONTENT=true",
     "openinference": "the instrumentation hid it: unset OPENINFERENCE_HIDE_INPUTS and "
     "OPENINFERENCE_HIDE_OUTPUTS",
-    "session_log": "Sponsio session logs hold no arguments: export the guard's OTLP spans",
+    "sponsio_session": "Sponsio session logs hold no arguments: export the guard's OTLP spans",
 }
 """How to record content, by the event's convention (the hint of a reason)."""
 

@@ -20,6 +20,17 @@ from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
 CONVENTION = "sponsio_native"
 
 
+def _first(*values: Any) -> Any:
+    """The first value that is not None (a field written as null is not recorded)."""
+    return next((v for v in values if v is not None), None)
+
+
+def _evidence_key(et: str, d: dict[str, Any]) -> Any:
+    """The predicate of a Sponsio ``evidence`` event, which Sponsio's Event keeps in ``key``
+    (held in ``tool`` here, as the session log's ``<evidence:PRED>`` is)."""
+    return d.get("key") if et == "evidence" else None
+
+
 def _event(d: dict[str, Any], trace_id: str, file_id: int, no: int) -> Event | str:
     et = d.get("type", d.get("event_type"))
     if et not in EVENT_TYPES:
@@ -28,7 +39,7 @@ def _event(d: dict[str, Any], trace_id: str, file_id: int, no: int) -> Event | s
     content = d.get("content", d.get("result"))
     return Event(
         type=et,
-        tool=as_text(cap(d.get("tool", d.get("tool_name")))),
+        tool=as_text(cap(_first(d.get("tool"), d.get("tool_name"), _evidence_key(et, d)))),
         args=as_args(cap(d.get("args"))),
         content=as_text(cap(content)),
         prompt=text["prompt"],

@@ -163,12 +163,17 @@ def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
     return data
 
 
+def _typed(obj: dict[str, Any]) -> bool:
+    """Whether a JSON object names an event type (ours ``type``, Sponsio's ``event_type``)."""
+    return "type" in obj or "event_type" in obj
+
+
 def classify(obj: Any) -> str | None:
     """The format a parsed JSON value belongs to, or None when it is none of ours."""
     if isinstance(obj, list):
         if all(isinstance(x, dict) and "role" in x for x in obj[:50]):
             return "transcript"
-        if obj and all(isinstance(x, dict) and "type" in x for x in obj[:50]):
+        if obj and all(isinstance(x, dict) and _typed(x) for x in obj[:50]):
             return "native"
         return None
     if not isinstance(obj, dict):
@@ -185,7 +190,7 @@ def classify(obj: Any) -> str | None:
         return "transcript"
     if "events" in obj and isinstance(obj["events"], list):
         return "native"
-    if "type" in obj and ("ts" in obj or "agent" in obj or "tool" in obj):
+    if _typed(obj) and ("ts" in obj or "agent" in obj or "tool" in obj):
         return "native"
     return None
 

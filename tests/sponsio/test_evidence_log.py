@@ -89,3 +89,52 @@ def test_recorded_verdicts_decide_both_evidence_patterns(tmp_path: Path) -> None
         "G(evidence_verdict(city_zip_candidates, UNDERDETERMINED) -> "
         "evidence_action(city_zip_candidates, clarify))",
     ]
+
+
+def test_args_unknown_in_a_session_log_says_how_to_record_them(tmp_path: Path) -> None:
+    """Sponsio's session log records the tool but not its arguments: an argument rule is
+    unverifiable, and the reason says where the arguments are recorded (the guard's spans)."""
+    log = sponsio_log(tmp_path, ["bash"])
+    cfg = tmp_path / "sponsio.yaml"
+    cfg.write_text(
+        'version: "1"\nagents:\n  "*":\n    contracts:\n      - id: no-rm\n'
+        "        G: {pattern: arg_blacklist, args: [bash, command, ['rm -rf']]}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(
+        app, ["scan", str(log), "-c", str(cfg), "-f", "json", "--fail-on", "none", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    (undecided,) = json.loads(out.read_text(encoding="utf-8"))["undecided"]
+    assert "export the guard's OTLP spans" in undecided["reason"], undecided["reason"]
+
+
+def test_native_evidence_events_take_their_predicate_from_sponsio_key(tmp_path: Path) -> None:
+    """A trace of Sponsio's own ``Event`` objects (``dataclasses.asdict``, one per line):
+    the predicate of an evidence event is its ``key``; a MISMATCH claim violates the pack."""
+    import dataclasses
+
+    from sponsio.models.trace import Event as SponsioEvent
+
+    events = [
+        SponsioEvent(ts=1, agent="bot", event_type="tool_call", tool="lookup", args={"q": "x"}),
+        SponsioEvent(
+            ts=2, agent="bot", event_type="evidence", key="date_weekday_agreement",
+            args={"verdict": "MISMATCH", "action": "block"},
+        ),
+    ]  # fmt: skip
+    trace = tmp_path / "native.jsonl"
+    trace.write_text("".join(json.dumps(dataclasses.asdict(e)) + "\n" for e in events))
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(
+        app,
+        ["scan", str(trace), "-c", str(PACK), "-f", "json", "--fail-on", "none", "-o", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["events"] == 2 and report["summary"]["skipped"] == 0
+    texts = {c["id"]: c["guarantees"][0]["text"] for c in report["contracts"]}
+    assert [texts[v["contract_id"]] for v in report["violations"]] == [
+        "G(claim_emitted(date_weekday_agreement) -> evidence_verdict(date_weekday_agreement, PASS))"
+    ]
