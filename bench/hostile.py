@@ -4,8 +4,9 @@
 
 Each input is written into its own folder beside a good file and scanned by
 ``sponsio-audit scan --strict --fail-on none -f json`` in a subprocess; the
-wall time, the subprocess's peak RSS (``wait4``'s ``ru_maxrss``), the exit
-code and the first skip reason are printed. The inputs (issue 13):
+wall and CPU time, the subprocess's peak RSS (``wait4``'s ``ru_maxrss``), the
+store file's size, the exit code, the load average and the first skip reason
+are printed. The inputs (issue 13):
 
 - ``gzip_bomb``: 2.3 MB of gzip holding ~2.3 GB of zeros after a good line;
 - ``zstd_bomb``: ~128 KB of zstd holding 4 GiB of zeros after a good line;
@@ -13,7 +14,7 @@ code and the first skip reason are printed. The inputs (issue 13):
 - ``fifo``: a FIFO and a link to /dev/zero in the folder (hung the scan before);
 - ``transcript_6000``: 6 000 messages, every other one the assistant's;
 - ``coding_transcript``: a 2.7 MB coding-agent transcript (1 000 tool turns),
-  whose prompts are quadratic in its size (2.8 GB RSS before);
+  whose prompts were quadratic in its size (6.4 GB RSS, 74 s before shared prompts);
 - ``wide_trace``: one trace of 200 000 spans (1.1 GB and 15 s before);
 - ``many_traces``: 100 000 one-span traces with the default pack (3.1 GB before).
 """
@@ -23,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -84,7 +87,10 @@ def transcript_6000(d: Path) -> None:
 
 
 def coding_transcript(d: Path) -> None:
-    """~2.7 MB: 1 000 turns of an assistant tool call and a 2.5 KB tool result."""
+    """~2.7 MB: 1 000 turns of an assistant tool call and a 2.5 KB tool result (seeded random
+    letters: text that compresses like real output, not a run of one letter)."""
+    rng = random.Random(13)
+    letters = string.ascii_letters + string.digits + "     \n"
     msgs: list[dict[str, object]] = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "Fix the failing tests."},
@@ -92,7 +98,13 @@ def coding_transcript(d: Path) -> None:
     for i in range(1000):
         call = {"id": f"c{i}", "function": {"name": "bash", "arguments": '{"command": "pytest"}'}}
         msgs.append({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
-        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} " + "o" * 2500})
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": f"{i} " + "".join(rng.choices(letters, k=2500)),
+            }
+        )
     (d / "coding.json").write_text(json.dumps(msgs))
 
 
@@ -159,9 +171,13 @@ def run(name: str, root: Path) -> None:
         first = f"events {doc['summary']['events']}; {first}"
     else:
         first = (root / name / "stderr").read_text("utf-8", "replace").strip()[-200:]
+    db = root / name / "a.duckdb"
+    stored = db.stat().st_size / 1e6 if db.exists() else 0.0
+    cpu = usage.ru_utime + usage.ru_stime
     print(
-        f"{name:18s} input {size / 1e6:9.1f} MB  wall {wall:6.1f} s  "
-        f"peak RSS {usage.ru_maxrss / 1024:7.0f} MB  exit {code}  {first}",
+        f"{name:18s} input {size / 1e6:9.1f} MB  wall {wall:6.1f} s  cpu {cpu:6.1f} s  "
+        f"peak RSS {usage.ru_maxrss / 1024:7.0f} MB  store {stored:8.1f} MB  exit {code}  "
+        f"load {os.getloadavg()[0]:.1f}  {first}",
         flush=True,
     )
 

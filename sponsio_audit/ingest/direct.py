@@ -7,7 +7,7 @@ missing times) and numbered, then written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
@@ -74,17 +74,62 @@ def load(
         ids = parsed.trace_ids
         tid_k: str | None = ids[k] if k < len(ids) else None
         n = 0
+        shared = Shared(r.events.add)
         for ev in numbered(trace) if isinstance(trace, list) else _in_order(trace):
             if n == 0:
                 tid_k = ev.trace_id
             n += 1
-            row = event_row(ev)
-            r.events.add(tuple(row[c] for c in _COLUMNS))
+            shared.add(event_row(ev))
+        shared.close()
         if tid_k is not None:
             r.traces.add((tid_k, n))
     for d in parsed.decisions:
         r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
+
+
+class Shared:
+    """Writes one trace's rows, storing an LLM input that is the start of the agent's next
+    one once (``EVENT_SCHEMA``'s ``prompt_from``/``prompt_chars``): a transcript re-sends
+    its whole history with every request, which stored as is grows with the square of its
+    size. A request is linked only when its text is verified to be that prefix, so the
+    shared text is the recorded one, character for character.
+    """
+
+    def __init__(self, emit: Callable[[tuple[Any, ...]], None]) -> None:
+        self.emit = emit
+        self.chains: dict[Any, list[dict[str, Any]]] = {}
+        """agent → rows sharing the text of the last one (the holder), in seq order"""
+
+    def add(self, row: dict[str, Any]) -> None:
+        """One row, in seq order."""
+        prompt = row["prompt"]
+        if row["type"] != "llm_request" or prompt is None:
+            self.emit(tuple(row[c] for c in _COLUMNS))
+            return
+        chain = self.chains.get(row["agent"])
+        if chain is not None:
+            holder = chain[-1]
+            if prompt.startswith(holder["prompt"]):
+                holder["prompt_chars"] = len(holder["prompt"])
+                holder["prompt"] = None
+                chain.append(row)
+                return
+            self._write(chain)
+        self.chains[row["agent"]] = [row]
+
+    def _write(self, chain: list[dict[str, Any]]) -> None:
+        seq = chain[-1]["seq"]
+        for row in chain[:-1]:
+            row["prompt_from"] = seq
+        for row in chain:
+            self.emit(tuple(row[c] for c in _COLUMNS))
+
+    def close(self) -> None:
+        """Write the rows still held (the end of the trace)."""
+        for chain in self.chains.values():
+            self._write(chain)
+        self.chains = {}
 
 
 def _in_order(trace: Iterator[Event]) -> Iterator[Event]:

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sponsio_audit.ingest import Store
+from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report import baseline
 from sponsio_audit.report.data import arrow
 
@@ -72,7 +73,8 @@ def _quoted(name: str) -> str:
 
 
 BLAMED_EVENTS = (
-    "SELECT e.trace_id, e.seq, e.tool, CAST(e.args AS VARCHAR) AS args, e.content, e.prompt "
+    "SELECT e.trace_id, e.seq, e.tool, CAST(e.args AS VARCHAR) AS args, e.content, "
+    f"{prompt_sql('e')} AS prompt "
     "FROM events e JOIN (SELECT DISTINCT trace_id, seq FROM violations WHERE blamed) v "
     "USING (trace_id, seq)"
 )
