@@ -26,7 +26,6 @@ from sponsio_audit.cli.common import (
     UsageProblem,
     guarded,
 )
-from sponsio_audit.ingest.store import prompt_sql
 
 MAX_EVENTS = 500
 COLUMNS = ("mark", "step", "time", "agent", "type", "tool", "span", "source", "args / output")
@@ -34,6 +33,8 @@ WHOLE = ("step", "time", "agent", "type", "tool", "span", "source")  # never wra
 
 
 def _events(store: Any, trace_id: str) -> list[dict[str, Any]]:
+    from sponsio_audit.ingest.store import prompt_sql
+
     return audited.rows(
         store,
         "SELECT e.seq, e.start_ns, e.agent, e.type, e.tool, e.args, e.content, "
