@@ -22,7 +22,9 @@ agent from ``agent``/``agent_id``/``agent_name`` (else None), conversation from
 
 Memory: each message is rendered once and a run's events are produced one at a
 time (``run_events`` is a generator), so only the prompt being written is held;
-a run of more than ``Limits.messages`` messages is skipped with that limit named.
+``direct.Shared`` then stores each request's prompt, the start of the next one's,
+once (``prompt_from``/``prompt_chars``), so the store is linear in the run too.
+A run of more than ``Limits.messages`` messages is skipped with that limit named.
 """
 
 from __future__ import annotations
