@@ -222,3 +222,84 @@ def test_events_without_the_sharing_columns_evaluate_as_before() -> None:
     )
     ok = evaluate(table, ContractSet((CONTRACTS.contracts[-2],), {}))  # context_length <= 20
     assert ok.verdicts.column("verdict").to_pylist() == ["pass"]
+
+
+READER_CONTRACTS = """version: "1"
+agents:
+  "*":
+    contracts:
+      - id: no_secret
+        G:
+          pattern: prompt_injection_marker
+          args: [["SECRET \\\\w+"]]
+"""
+
+
+def test_every_report_reads_the_same_text_as_from_the_old_store(tmp_path: Path) -> None:
+    """Reports, explain, the baseline fingerprint (its matched argument is read from the
+    blamed request's input) and parquet: rendered from the shared store, then from the
+    same store rewritten with every request's old rendered prompt, byte for byte equal."""
+    from typer.testing import CliRunner
+
+    from sponsio_audit.cli import app
+    from sponsio_audit.report import baseline, parquet
+    from sponsio_audit.report.data import load
+
+    msgs = [
+        {"role": "system", "content": "be careful"},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": "my SECRET token42 here"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "more"},
+        {"role": "assistant", "content": "done"},
+    ]
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "chat.json").write_text(
+        json.dumps({"messages": msgs, "metadata": {"run_id": "r0"}}), encoding="utf-8"
+    )
+    cfg = tmp_path / "sponsio.yaml"
+    cfg.write_text(READER_CONTRACTS, encoding="utf-8")
+    db = tmp_path / "a.duckdb"
+    run = CliRunner()
+    res = run.invoke(
+        app, ["scan", str(tmp_path / "traces"), "-c", str(cfg), "--db", str(db), "-q", "-f", "json"]
+    )
+    assert res.exit_code == 1, res.output  # one violation
+
+    def outputs(tag: str) -> dict[str, str]:
+        out = {
+            f: run.invoke(app, ["report", "--db", str(db), "-f", f]).stdout
+            for f in ("json", "html", "markdown", "sarif")
+        }
+        out["explain"] = run.invoke(
+            app, ["explain", "--db", str(db), "--trace", "r0", "-f", "json"]
+        ).stdout
+        pq = tmp_path / f"pq-{tag}"
+        store = Store.open(db)
+        try:
+            parquet.write(store, baseline.with_matches(store, load(store)), pq)
+        finally:
+            store.close()
+        out["parquet"] = run.invoke(app, ["report", "--parquet", str(pq), "-f", "json"]).stdout
+        return out
+
+    shared = outputs("shared")
+    con = Store.open(db)
+    try:
+        (n,) = con.con.execute(
+            "SELECT count(*) FROM events WHERE prompt_from IS NOT NULL"
+        ).fetchone() or (0,)
+        assert n == 2  # the first two requests share the last one's text
+        old = [p for p, _ in _old(msgs)]
+        for seq, text in zip((0, 2, 4), old, strict=True):
+            con.con.execute(
+                "UPDATE events SET prompt = ?, prompt_from = NULL, prompt_chars = NULL "
+                "WHERE trace_id = 'r0' AND seq = ?",
+                [text, seq],
+            )
+    finally:
+        con.close()
+    before = outputs("old")
+    assert shared == before
+    assert "SECRET token42" in shared["explain"] and '"fingerprint"' in shared["json"]
