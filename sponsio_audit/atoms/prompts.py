@@ -14,6 +14,7 @@ input (unknown, never a guess).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms.columns import Columns, regex_hits, to_numpy
+from sponsio_audit.regexes import compile_regex, is_backtracking
 
 BATCH_CHARS = 32 << 20
 """Characters of prefixes written out at once for one regex search."""
@@ -83,6 +85,18 @@ def inputs(g: Columns) -> Inputs:
     return result
 
 
+_END_SENSITIVE = ("$", "\\b", "\\B", "\\z", "\\Z")
+
+
+def prefix_monotone(regex: str) -> bool:
+    """Whether a match in a text is a match in every longer text that starts with it: an
+    RE2 regex with no assertion that looks at or past the end of its match (``$``, ``\\b``,
+    ``\\B``, ``\\z``; lookaround runs in the backtracking engine and never counts). Then
+    along one holder's prefixes the result goes from no match to match once, and a binary
+    search finds where (conservative: a ``$`` anywhere in the pattern rules it out)."""
+    return not is_backtracking(compile_regex(regex)) and not any(t in regex for t in _END_SENSITIVE)
+
+
 def shared_hits(g: Columns, regex: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(match, ran out of time) of ``regex`` in the shared inputs at ``rows``."""
     ins = inputs(g)
@@ -90,6 +104,9 @@ def shared_hits(g: Columns, regex: str, rows: np.ndarray) -> tuple[np.ndarray, n
     late = np.zeros(g.n, dtype=bool)
     pick = rows[ins.shared] if len(ins.shared) else np.zeros(0, dtype=bool)
     at, holder, chars = ins.shared[pick], ins.holder[pick], ins.chars[pick]
+    if prefix_monotone(regex):
+        _first_hits(g, regex, at, holder, chars, hit)
+        return hit, late
     prompts = g.col("prompt")
     i = 0
     while i < len(at):
@@ -108,3 +125,31 @@ def shared_hits(g: Columns, regex: str, rows: np.ndarray) -> tuple[np.ndarray, n
         late[at[i:j]] = h_late
         i = j
     return hit, late
+
+
+def _first_hits(
+    g: Columns, regex: str, at: np.ndarray, holder: np.ndarray, chars: np.ndarray, hit: np.ndarray
+) -> None:
+    """Set ``hit`` for a ``prefix_monotone`` regex: per holder, its prefixes in increasing
+    length, the first that matches found by binary search (log₂ n searches, not n)."""
+    if not len(at):
+        return
+    prompts = g.col("prompt")
+    order = np.lexsort((chars, holder))
+    at, holder, chars = at[order], holder[order], chars[order]
+    bounds = np.flatnonzero(np.r_[True, holder[1:] != holder[:-1], True])
+    for a, b in itertools.pairwise(bounds):
+        text = prompts[int(holder[a])].as_py()
+
+        def matches(k: int, text: str = text) -> bool:
+            found, _ = regex_hits(pa.array([text[: int(chars[k])]], pa.string()), regex)
+            return bool(found[0])
+
+        lo, hi = int(a), int(b)  # prefixes before lo do not match; from hi on they do
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if matches(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        hit[at[lo:b]] = True
