@@ -44,6 +44,10 @@ class Event:
     or delegation, and the writing agent of the data a data_read reads.
     For a context_update, ``args`` holds the keys and values set.
     For a data_write, ``args`` holds the fields written (``contains(f)``).
+    ``prompt_chars`` set with ``prompt`` None (transcripts only) says the input is the
+    first ``prompt_chars`` characters of the agent's next LLM request's prompt in the
+    trace, so a reader that re-sends its history need not render it again; ingest
+    stores it as ``EVENT_SCHEMA``'s ``prompt_from``/``prompt_chars``.
     """
 
     type: str
@@ -67,6 +71,7 @@ class Event:
     inferred: bool = False
     file_id: int | None = None
     record: int | None = None
+    prompt_chars: int | None = None
 
 
 def args_text(args: dict[str, Any] | None) -> str | None:
@@ -161,7 +166,7 @@ def event_row(e: Event) -> dict[str, Any]:
         "file_id": e.file_id,
         "record": e.record,
         "prompt_from": None,
-        "prompt_chars": None,
+        "prompt_chars": e.prompt_chars,
     }
 
 

@@ -8,6 +8,7 @@ missing times) and numbered, then written.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
@@ -88,47 +89,71 @@ def load(
     return parsed.records, len(parsed.skipped), fmt
 
 
+@dataclass
+class _Chain:
+    """Rows of one agent sharing the text of ``top`` (the last recorded prompt so far), and
+    the rows declared to be the start of the agent's next recorded prompt."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    top: dict[str, Any] | None = None
+    declared: list[dict[str, Any]] = field(default_factory=list)
+
+
 class Shared:
     """Writes one trace's rows, storing an LLM input that is the start of the agent's next
     one once (``EVENT_SCHEMA``'s ``prompt_from``/``prompt_chars``): a transcript re-sends
     its whole history with every request, which stored as is grows with the square of its
-    size. A request is linked only when its text is verified to be that prefix, so the
-    shared text is the recorded one, character for character.
+    size. A request is linked when its text is verified to be that prefix (so the shared
+    text is the recorded one, character for character), or when its reader declared it
+    (``Event.prompt_chars``: a transcript's requests are the start of its last one). A
+    declared row with no later recorded prompt, or one shorter than it, has no input.
     """
 
     def __init__(self, emit: Callable[[tuple[Any, ...]], None]) -> None:
         self.emit = emit
-        self.chains: dict[Any, list[dict[str, Any]]] = {}
-        """agent → rows sharing the text of the last one (the holder), in seq order"""
+        self.chains: dict[Any, _Chain] = {}
 
     def add(self, row: dict[str, Any]) -> None:
         """One row, in seq order."""
         prompt = row["prompt"]
-        if row["type"] != "llm_request" or prompt is None:
-            self.emit(tuple(row[c] for c in _COLUMNS))
+        if row["type"] != "llm_request" or (prompt is None and row["prompt_chars"] is None):
+            self._emit(row)
             return
-        chain = self.chains.get(row["agent"])
-        if chain is not None:
-            holder = chain[-1]
-            if prompt.startswith(holder["prompt"]):
-                holder["prompt_chars"] = len(holder["prompt"])
-                holder["prompt"] = None
-                chain.append(row)
-                return
-            self._write(chain)
-        self.chains[row["agent"]] = [row]
+        chain = self.chains.setdefault(row["agent"], _Chain())
+        if prompt is None:
+            chain.declared.append(row)
+            return
+        top = chain.top
+        if top is not None and not chain.declared and prompt.startswith(top["prompt"]):
+            top["prompt_chars"] = len(top["prompt"])
+            top["prompt"] = None
+            chain.rows.append(top)
+        elif top is not None:
+            self._write(chain.rows, top)
+            chain.rows = []
+        chain.rows += chain.declared
+        chain.declared, chain.top = [], row
 
-    def _write(self, chain: list[dict[str, Any]]) -> None:
-        seq = chain[-1]["seq"]
-        for row in chain[:-1]:
-            row["prompt_from"] = seq
-        for row in chain:
-            self.emit(tuple(row[c] for c in _COLUMNS))
+    def _emit(self, row: dict[str, Any]) -> None:
+        self.emit(tuple(row[c] for c in _COLUMNS))
+
+    def _write(self, rows: list[dict[str, Any]], top: dict[str, Any]) -> None:
+        for row in rows:
+            if row["prompt_chars"] <= len(top["prompt"]):
+                row["prompt_from"] = top["seq"]
+            else:  # declared longer than the text it is the start of: no input
+                row["prompt_chars"] = None
+            self._emit(row)
+        self._emit(top)
 
     def close(self) -> None:
         """Write the rows still held (the end of the trace)."""
         for chain in self.chains.values():
-            self._write(chain)
+            if chain.top is not None:
+                self._write(chain.rows, chain.top)
+            for row in chain.declared:  # the start of no recorded prompt: no input
+                row["prompt_chars"] = None
+                self._emit(row)
         self.chains = {}
 
 

@@ -303,3 +303,54 @@ def test_every_report_reads_the_same_text_as_from_the_old_store(tmp_path: Path) 
     before = outputs("old")
     assert shared == before
     assert "SECRET token42" in shared["explain"] and '"fingerprint"' in shared["json"]
+
+
+STEP = st.tuples(
+    st.sampled_from(["llm_request", "llm_response", "tool_call"]),
+    st.sampled_from(["a", "b"]),
+    st.sampled_from(["extend", "new", "same", "missing"]),
+    TEXT,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(STEP, min_size=1, max_size=14))
+def test_recorded_prompts_are_shared_only_when_verified(tmp_path: Path, steps: Any) -> None:
+    """Native events of two agents whose prompts often extend the agent's previous one (and
+    sometimes do not, repeat it, or are missing): every reader gets each recorded prompt,
+    and both engines' verdicts equal those over the table as recorded."""
+    last: dict[str, str] = {}
+    lines, want = [], []
+    for typ, agent, how, text in steps:
+        d: dict[str, Any] = {"type": typ, "agent": agent}
+        if typ == "llm_request" and how != "missing":
+            prev = last.get(agent, "")
+            p = {"extend": prev + text, "new": text, "same": prev}[how]
+            d["prompt"], d["system_prompt"] = p, ""
+            last[agent] = p
+        want.append(d.get("prompt"))
+        if typ == "tool_call":
+            d["tool"] = "bash"
+        lines.append(json.dumps(d))
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = Store.open(None)
+    try:
+        ingest([tmp_path / "t.jsonl"], store)
+        got = store.con.execute(f"SELECT {prompt_sql('e')} FROM events e ORDER BY seq").fetchall()
+        assert [g for (g,) in got] == want
+        shared = store.con.sql("SELECT * FROM events ORDER BY trace_id, seq").to_arrow_table()
+        assert [r["prompt"] for r in resolve_prompts(shared.to_pylist())] == want
+        inline = shared.set_column(
+            shared.schema.get_field_index("prompt"), "prompt", pa.array(want, pa.string())
+        )
+        for c in ("prompt_from", "prompt_chars"):
+            j = inline.schema.get_field_index(c)
+            inline = inline.set_column(j, c, pa.nulls(inline.num_rows, pa.int64()))
+        base = evaluate(inline, CONTRACTS, engine="reference")
+        for engine in ("columnar", "reference"):
+            res = evaluate(shared, CONTRACTS, engine=engine)
+            assert res.verdicts.to_pylist() == base.verdicts.to_pylist(), engine
+    finally:
+        store.close()
