@@ -13,10 +13,12 @@ are printed. The inputs (issue 13):
 - ``giant_line``: a 1 GiB line (sparse file) between two good lines;
 - ``fifo``: a FIFO and a link to /dev/zero in the folder (hung the scan before);
 - ``transcript_6000``: 6 000 messages, every other one the assistant's (3.4 GB peak
-  RSS before shared prompts, 0.4 GB after);
+  RSS before shared prompts, 0.23 GB after);
 - ``coding_transcript``: a 2.7 MB coding-agent transcript (1 000 tool turns),
   whose prompts were quadratic in its size (before shared prompts: 5.5 GB peak RSS,
-  a 708 MB store, 54 s CPU; after: 0.4 GB, 7.6 MB, 5 s);
+  a 708 MB store, 54 s CPU; after: 0.24 GB, 7.6 MB, 2.3 s);
+- ``long_transcript``: ~11 MB at the 20 000-message limit (its prompts would add up
+  to ~55 GB; after shared prompts: 0.4 GB peak RSS, a 17 MB store, 3 s CPU);
 - ``wide_trace``: one trace of 200 000 spans (1.1 GB and 15 s before);
 - ``many_traces``: 100 000 one-span traces with the default pack (3.1 GB before).
 """
@@ -110,6 +112,21 @@ def coding_transcript(d: Path) -> None:
     (d / "coding.json").write_text(json.dumps(msgs))
 
 
+def long_transcript(d: Path) -> None:
+    """~11 MB at the message limit: 19 999 messages of 500 seeded random letters, user and
+    assistant in turn (its requests' prompts would add up to ~55 GB if each were stored)."""
+    rng = random.Random(7)
+    letters = string.ascii_letters + "     \n"
+    msgs = [
+        {
+            "role": "assistant" if i % 2 else "user",
+            "content": f"{i} " + "".join(rng.choices(letters, k=500)),
+        }
+        for i in range(19_999)
+    ]
+    (d / "long.json").write_text(json.dumps(msgs))
+
+
 def wide_trace(d: Path) -> None:
     """One trace of 200 000 tool spans, 1 000 spans per request line."""
     with (d / "wide.jsonl").open("wb") as f:
@@ -143,6 +160,7 @@ INPUTS: dict[str, Callable[[Path], None]] = {
         fifo,
         transcript_6000,
         coding_transcript,
+        long_transcript,
         wide_trace,
         many_traces,
     )
