@@ -18,7 +18,7 @@ are printed. The inputs (issue 13):
   whose prompts were quadratic in its size (before shared prompts: 5.5 GB peak RSS,
   a 708 MB store, 54 s CPU; after: 0.24 GB, 7.6 MB, 2.3 s);
 - ``long_transcript``: ~11 MB at the 20 000-message limit (its prompts would add up
-  to ~55 GB; after shared prompts: 0.4 GB peak RSS, a 17 MB store, 3 s CPU);
+  to ~55 GB; after shared prompts: 0.4 GB peak RSS, an 18 MB store, 4 s CPU);
 - ``wide_trace``: one trace of 200 000 spans (1.1 GB and 15 s before);
 - ``many_traces``: 100 000 one-span traces with the default pack (3.1 GB before).
 """
