@@ -4,16 +4,21 @@
 
 Each input is written into its own folder beside a good file and scanned by
 ``sponsio-audit scan --strict --fail-on none -f json`` in a subprocess; the
-wall time, the subprocess's peak RSS (``wait4``'s ``ru_maxrss``), the exit
-code and the first skip reason are printed. The inputs (issue 13):
+wall and CPU time, the subprocess's peak RSS (``wait4``'s ``ru_maxrss``), the
+store file's size, the exit code, the load average and the first skip reason
+are printed. The inputs (issue 13):
 
 - ``gzip_bomb``: 2.3 MB of gzip holding ~2.3 GB of zeros after a good line;
 - ``zstd_bomb``: ~128 KB of zstd holding 4 GiB of zeros after a good line;
 - ``giant_line``: a 1 GiB line (sparse file) between two good lines;
 - ``fifo``: a FIFO and a link to /dev/zero in the folder (hung the scan before);
-- ``transcript_6000``: 6 000 messages, every other one the assistant's;
+- ``transcript_6000``: 6 000 messages, every other one the assistant's (3.4 GB peak
+  RSS before shared prompts, 0.23 GB after);
 - ``coding_transcript``: a 2.7 MB coding-agent transcript (1 000 tool turns),
-  whose prompts are quadratic in its size (2.8 GB RSS before);
+  whose prompts were quadratic in its size (before shared prompts: 5.5 GB peak RSS,
+  a 708 MB store, 54 s CPU; after: 0.24 GB, 7.6 MB, 2.3 s);
+- ``long_transcript``: ~11 MB at the 20 000-message limit (its prompts would add up
+  to ~55 GB; after shared prompts: 0.4 GB peak RSS, an 18 MB store, 4 s CPU);
 - ``wide_trace``: one trace of 200 000 spans (1.1 GB and 15 s before);
 - ``many_traces``: 100 000 one-span traces with the default pack (3.1 GB before).
 """
@@ -23,7 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -84,7 +91,10 @@ def transcript_6000(d: Path) -> None:
 
 
 def coding_transcript(d: Path) -> None:
-    """~2.7 MB: 1 000 turns of an assistant tool call and a 2.5 KB tool result."""
+    """~2.7 MB: 1 000 turns of an assistant tool call and a 2.5 KB tool result (seeded random
+    letters: text that compresses like real output, not a run of one letter)."""
+    rng = random.Random(13)
+    letters = string.ascii_letters + string.digits + "     \n"
     msgs: list[dict[str, object]] = [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "Fix the failing tests."},
@@ -92,8 +102,29 @@ def coding_transcript(d: Path) -> None:
     for i in range(1000):
         call = {"id": f"c{i}", "function": {"name": "bash", "arguments": '{"command": "pytest"}'}}
         msgs.append({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
-        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} " + "o" * 2500})
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": f"{i} " + "".join(rng.choices(letters, k=2500)),
+            }
+        )
     (d / "coding.json").write_text(json.dumps(msgs))
+
+
+def long_transcript(d: Path) -> None:
+    """~11 MB at the message limit: 19 999 messages of 500 seeded random letters, user and
+    assistant in turn (its requests' prompts would add up to ~55 GB if each were stored)."""
+    rng = random.Random(7)
+    letters = string.ascii_letters + "     \n"
+    msgs = [
+        {
+            "role": "assistant" if i % 2 else "user",
+            "content": f"{i} " + "".join(rng.choices(letters, k=500)),
+        }
+        for i in range(19_999)
+    ]
+    (d / "long.json").write_text(json.dumps(msgs))
 
 
 def wide_trace(d: Path) -> None:
@@ -129,6 +160,7 @@ INPUTS: dict[str, Callable[[Path], None]] = {
         fifo,
         transcript_6000,
         coding_transcript,
+        long_transcript,
         wide_trace,
         many_traces,
     )
@@ -159,9 +191,13 @@ def run(name: str, root: Path) -> None:
         first = f"events {doc['summary']['events']}; {first}"
     else:
         first = (root / name / "stderr").read_text("utf-8", "replace").strip()[-200:]
+    db = root / name / "a.duckdb"
+    stored = db.stat().st_size / 1e6 if db.exists() else 0.0
+    cpu = usage.ru_utime + usage.ru_stime
     print(
-        f"{name:18s} input {size / 1e6:9.1f} MB  wall {wall:6.1f} s  "
-        f"peak RSS {usage.ru_maxrss / 1024:7.0f} MB  exit {code}  {first}",
+        f"{name:18s} input {size / 1e6:9.1f} MB  wall {wall:6.1f} s  cpu {cpu:6.1f} s  "
+        f"peak RSS {usage.ru_maxrss / 1024:7.0f} MB  store {stored:8.1f} MB  exit {code}  "
+        f"load {os.getloadavg()[0]:.1f}  {first}",
         flush=True,
     )
 

@@ -35,6 +35,8 @@ from sponsio_audit.engine import empty_raw
 from sponsio_audit.evaluation import ENGINES, ContractSet, evaluate
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest.limits import DEFAULT as DEFAULT_LIMITS
+from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.verdicts import build_tables
@@ -154,6 +156,7 @@ def audit(
     on_file: Callable[[str, int], None] | None = None,
     sources: Sequence[ConfigSource] = (),
     regex_timeout_ms: float | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -171,6 +174,7 @@ def audit(
     ``regex_timeout_ms`` is the time limit of one lookaround-regex search (else the
     configuration's ``regex_timeout_ms``, else ``regexes.DEFAULT_TIME_LIMIT``); the
     searches that ran out of time are counted in ``Summary.regex_timeouts``.
+    ``limits`` bounds what one input file or record may cost (``ingest.limits``).
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -184,7 +188,9 @@ def audit(
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:
-            ingest(list(paths), store, group_by=group_by, jobs=jobs, progress=on_file)
+            ingest(
+                list(paths), store, group_by=group_by, jobs=jobs, progress=on_file, limits=limits
+            )
         except BaseException:
             store.close()
             raise

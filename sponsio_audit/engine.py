@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.atoms import view
 from sponsio_audit.atoms.online import ground_events
-from sponsio_audit.event import event_from_row
+from sponsio_audit.event import event_from_row, resolve_prompts
 from sponsio_audit.ltl.contract import Contract, judge
 from sponsio_audit.verdicts import RAW_SCHEMA
 from sponsio_audit.vocab import NOT_APPLICABLE, UNVERIFIABLE, VIOLATED
@@ -119,7 +119,7 @@ def empty_raw(trace_ids: Iterable[str], contracts: Sequence[Contract], perms: Pe
 
 def reference_raw(events: pa.Table, contracts: Iterable[Contract], perms: Perms) -> pa.Table:
     """Raw verdicts by the reference engine: online grounding and ``judge`` per trace."""
-    rows = events.to_pylist()
+    rows = resolve_prompts(events.to_pylist())
     traces: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         traces.setdefault(r["trace_id"], []).append(i)

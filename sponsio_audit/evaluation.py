@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.engine import columnar_raw, reference_raw
-from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.trace_batches import WHOLE_TRACE_ROWS, whole_traces
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
@@ -73,6 +73,11 @@ def normalised(events: pa.Table | pa.RecordBatch) -> pa.Table:
     """``events`` as ``EVENT_SCHEMA`` columns, looked up by name and cast."""
     names = set(events.schema.names)
     missing = [f.name for f in EVENT_SCHEMA if f.name not in names]
+    if missing and all(m in OPTIONAL_COLUMNS for m in missing):  # never-shared prompts
+        n = events.num_rows
+        extra = [pa.nulls(n, EVENT_SCHEMA.field(m).type) for m in missing]
+        events = pa.Table.from_arrays([*events.columns, *extra], [*events.schema.names, *missing])
+        missing = []
     if missing:
         raise ValueError(f"events lack the column(s) {', '.join(missing)}")
     arrays = []

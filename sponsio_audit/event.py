@@ -49,6 +49,10 @@ class Event:
     For a data_write, ``args`` holds the fields written (``contains(f)``).
     For an evidence event, ``tool`` is the claim's predicate and ``args`` holds
     the verdict and policy action.
+    ``prompt_chars`` set with ``prompt`` None (transcripts only) says the input is the
+    first ``prompt_chars`` characters of the agent's next LLM request's prompt in the
+    trace, so a reader that re-sends its history need not render it again; ingest
+    stores it as ``EVENT_SCHEMA``'s ``prompt_from``/``prompt_chars``.
     """
 
     type: str
@@ -72,6 +76,7 @@ class Event:
     inferred: bool = False
     file_id: int | None = None
     record: int | None = None
+    prompt_chars: int | None = None
 
 
 def args_text(args: dict[str, Any] | None) -> str | None:
@@ -105,9 +110,40 @@ EVENT_SCHEMA = pa.schema(
         pa.field("inferred", pa.bool_()),
         pa.field("file_id", pa.int64()),
         pa.field("record", pa.int64()),
+        # an LLM request whose input is the start of a later request's input stores it once:
+        # prompt NULL, prompt_from = that request's seq, prompt_chars = characters taken
+        pa.field("prompt_from", pa.int64()),
+        pa.field("prompt_chars", pa.int64()),
     ]
 )
-"""Columns of the ``events`` table; rows sorted by (trace_id, seq)."""
+"""Columns of the ``events`` table; rows sorted by (trace_id, seq).
+
+``prompt_from``/``prompt_chars`` store each transcript message once (issue 13): the
+input of a row with ``prompt_from`` set is the first ``prompt_chars`` characters of
+the ``prompt`` of the row of the same trace whose ``seq`` is ``prompt_from``
+(``shared_prompt``); producers that never share may leave both columns out
+(``OPTIONAL_COLUMNS``: filled with nulls)."""
+OPTIONAL_COLUMNS = ("prompt_from", "prompt_chars")
+"""Trailing ``EVENT_SCHEMA`` columns a producer may omit (then null)."""
+
+
+def shared_prompt(holder: str | None, chars: int | None) -> str | None:
+    """The input of a row that shares ``holder``'s prompt: its first ``chars`` characters,
+    None (input missing) when the holder has no prompt or a shorter one."""
+    if holder is None or chars is None or chars < 0 or len(holder) < chars:
+        return None
+    return holder[:chars]
+
+
+def resolve_prompts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` rows with every shared prompt written out (``prompt_from`` resolved
+    within the rows' trace), for readers that need each row's text (the reference engine)."""
+    by_key = {(r.get("trace_id"), r.get("seq")): r for r in rows if r.get("prompt") is not None}
+    for r in rows:
+        if r.get("prompt") is None and r.get("prompt_from") is not None:
+            h = by_key.get((r.get("trace_id"), r["prompt_from"]))
+            r["prompt"] = shared_prompt(None if h is None else h["prompt"], r.get("prompt_chars"))
+    return rows
 
 
 def event_row(e: Event) -> dict[str, Any]:
@@ -134,6 +170,8 @@ def event_row(e: Event) -> dict[str, Any]:
         "inferred": e.inferred,
         "file_id": e.file_id,
         "record": e.record,
+        "prompt_from": None,
+        "prompt_chars": e.prompt_chars,
     }
 
 

@@ -15,6 +15,7 @@ and stops at the first unknown atom (SEMANTICS.md §2, §5).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -24,7 +25,7 @@ from sponsio_audit.atoms import view
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.atoms.registry import TOOL, spec_of
-from sponsio_audit.event import Event, event_from_row
+from sponsio_audit.event import Event, event_from_row, shared_prompt
 from sponsio_audit.ltl.ast import Atom, Formula, atoms
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.vocab import ASSUMPTION_UNKNOWN, SKIPPED, UNVERIFIABLE
@@ -108,11 +109,18 @@ def _first_unknown(contract: Contract, formula: Formula, rows: list[dict[str, An
     """``<atom> unknown at step <seq>: <why>`` for the first unknown atom in the view."""
     used = atoms(formula)
     evs = [event_from_row(r) for r in rows]
+    reads_input = any(spec_of(a.name, a.args).name in _INPUT_ATOMS for a in used)
+    held = {r["seq"]: r["prompt"] for r in rows if r.get("prompt") is not None}
     for group in view.groups(contract, [e.agent for e in evs]):
         sub = [evs[j] for j in group]
         seen = set(view.positions(contract, [e.type for e in sub]))
         g = Grounder(used)
         for k, e in enumerate(sub):
+            r = rows[group[k]]
+            if reads_input and e.prompt is None and r.get("prompt_from") is not None:
+                # a shared prompt, written out for this step only (memory stays linear)
+                text = shared_prompt(held.get(r["prompt_from"]), r.get("prompt_chars"))
+                e = replace(e, prompt=text)
             vals = g.ground(e)
             if k not in seen:
                 continue

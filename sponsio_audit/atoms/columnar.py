@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.atoms import arg_fields, fields, paths, scans
+from sponsio_audit.atoms import arg_fields, fields, paths, prompts, scans
 from sponsio_audit.atoms.columns import (
     Column,
     Columns,
@@ -179,7 +179,10 @@ def _llm_output_contains(g: Columns, regex: Any) -> Column:
 
 @_atom
 def _llm_input_contains(g: Columns, regex: Any) -> Column:
-    return _text_atom(g, "llm_request", "prompt", regex)
+    rows = g.is_type("llm_request")
+    hit, late = g.search3("prompt", str(regex), rows, "llm_request")
+    s_hit, s_late = prompts.shared_hits(g, str(regex), rows)
+    return bool_column(hit | s_hit, (rows & prompts.inputs(g).missing) | late | s_late)
 
 
 @_atom
@@ -187,14 +190,15 @@ def _system_prompt_present(g: Columns) -> Column:
     req = g.is_type("llm_request")
     sp = g.table.column("system_prompt")
     nonempty = to_numpy(pc.greater(pc.utf8_length(sp), 0), False)
-    return bool_column(req & nonempty, req & g.isnull("prompt"))
+    return bool_column(req & nonempty, req & prompts.inputs(g).missing)
 
 
 @_atom
 def _context_length(g: Columns) -> Column:
     req = g.is_type("llm_request")
-    length = to_numpy(pc.utf8_length(g.table.column("prompt")), 0).astype(np.float64)
-    return num_column(*scans.keep_last(req, length, g.isnull("prompt"), g.start))
+    ins = prompts.inputs(g)
+    length = ins.length.astype(np.float64)
+    return num_column(*scans.keep_last(req, length, ins.missing, g.start))
 
 
 @_atom

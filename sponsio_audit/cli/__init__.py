@@ -17,6 +17,7 @@ import typer
 from sponsio_audit.cli.atoms import atoms
 from sponsio_audit.cli.explain import explain
 from sponsio_audit.cli.init import init
+from sponsio_audit.cli.limits import limits
 from sponsio_audit.cli.patterns import patterns
 from sponsio_audit.cli.report import report
 from sponsio_audit.cli.scan import scan
@@ -74,7 +75,7 @@ def _deep(fn: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-for command in (scan, report, explain, traces, validate, patterns, atoms, init):
+for command in (scan, report, explain, traces, validate, patterns, atoms, limits, init):
     app.command()(_deep(command) if command in (scan, explain, validate) else command)
 
 

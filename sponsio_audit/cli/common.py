@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -236,3 +236,30 @@ JobsOpt = Annotated[
 ListFormatOpt = Annotated[
     ListFormat, typer.Option("--format", "-f", help="table, or json for scripts.")
 ]
+IngestLimitOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--ingest-limit",
+        metavar="NAME=VALUE",
+        help="Set an ingest limit (repeatable; sponsio-audit limits lists them); over "
+        "$SPONSIO_AUDIT_INGEST_LIMITS (NAME=VALUE,...) and sponsio.yaml 'limits:'.",
+    ),
+]
+
+
+def limits_in_force(config_settings: list[tuple[str, Any, str]], flags: list[str]) -> Any:
+    """The ingest ``Limits`` of a run: defaults, then the configuration's ``limits:``, then
+    ``$SPONSIO_AUDIT_INGEST_LIMITS``, then ``--ingest-limit`` (a bad one: a usage error)."""
+    import os
+
+    from sponsio_audit.ingest import limits
+
+    try:
+        settings = [
+            *config_settings,
+            *limits.env_settings(os.environ.get(limits.ENV)),
+            *(limits.parse_pair(f, "--ingest-limit") for f in flags),
+        ]
+        return limits.DEFAULT.with_settings(settings)
+    except limits.LimitError as e:
+        raise UsageProblem([str(e)]) from None

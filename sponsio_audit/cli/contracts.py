@@ -87,6 +87,7 @@ def load(files: list[Path], packs: list[str], cwd: Path | None = None) -> tuple[
             continue
         merged.contracts += cfg.contracts
         merged.files += [f for f in cfg.files if f not in merged.files]
+        merged.limits += cfg.limits
         for aid, agent in cfg.agents.items():
             merged.agents.setdefault(aid, agent)
     seen: set[str] = set()

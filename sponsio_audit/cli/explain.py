@@ -32,10 +32,13 @@ WHOLE = ("step", "time", "agent", "type", "tool", "span", "source")  # never wra
 
 
 def _events(store: Any, trace_id: str) -> list[dict[str, Any]]:
+    from sponsio_audit.ingest.store import prompt_sql
+
     return audited.rows(
         store,
-        "SELECT e.seq, e.start_ns, e.agent, e.type, e.tool, e.args, e.content, e.prompt, "
-        "e.span_id, e.record, f.path FROM events e LEFT JOIN files f USING (file_id) "
+        "SELECT e.seq, e.start_ns, e.agent, e.type, e.tool, e.args, e.content, "
+        f"{prompt_sql('e')} AS prompt, e.span_id, e.record, f.path "
+        "FROM events e LEFT JOIN files f USING (file_id) "
         "WHERE e.trace_id = ? ORDER BY e.seq LIMIT ?",
         [trace_id, MAX_EVENTS],
     )

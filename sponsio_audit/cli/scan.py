@@ -32,11 +32,13 @@ from sponsio_audit.cli.common import (
     Format,
     GroupBy,
     GroupByOpt,
+    IngestLimitOpt,
     JobsOpt,
     PackOpt,
     UsageProblem,
     fail,
     guarded,
+    limits_in_force,
     prepare_folder,
     prepare_output,
     say_error,
@@ -145,6 +147,7 @@ def scan(
         typer.Option("--allow-empty", help="No input file, trace or contract is not an error."),
     ] = False,
     limit: LimitOpt = 20,
+    ingest_limit: IngestLimitOpt = None,
     quiet: QuietOpt = False,
     silent: SilentOpt = False,
     show_config: Annotated[
@@ -186,7 +189,7 @@ def scan(
         fail_on=fail_on.value, baseline=baseline, write_baseline=write_baseline,
         group_by=group_by.value, agent=agent, jobs=jobs, strict=strict, allow_empty=allow_empty,
         limit=limit, quiet=quiet, silent=silent, regex_timeout_ms=regex_timeout_ms,
-        engine=engine.value, spark_master=spark_master,
+        engine=engine.value, spark_master=spark_master, ingest_limits=tuple(ingest_limit or ()),
     )  # fmt: skip
     with guarded(db):
         code = _scan(opts)
@@ -219,6 +222,7 @@ class ScanRun:
     regex_timeout_ms: float | None = None
     engine: str = "default"
     spark_master: str = "local[*]"
+    ingest_limits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,13 +250,16 @@ def _scan(o: ScanRun) -> int:
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
     cfg, src = contract_sources.load(o.contract_files, o.packs)
     contract_sources.require(cfg, src, o.agent, o.allow_empty)
+    limits = limits_in_force(getattr(cfg, "limits", []), list(o.ingest_limits))
+    if o.engine == Engine.spark.value and limits.describe() != type(limits)().describe():
+        raise UsageProblem(["ingest limits are not applied by --engine spark yet; drop them"])
     known = None
     if o.baseline is not None:
         try:
             known = baselines.read(o.baseline)
         except baselines.BaselineError as e:
             raise UsageProblem([str(e)]) from None
-    out = _run(o, files, cfg, src, ts, known)
+    out = _run(o, files, cfg, src, ts, known, limits)
     if not (o.quiet or o.silent):
         sys.stderr.write(summary.line(out.data, out.baseline) + "\n")
     if o.write_baseline is not None and not o.silent:
@@ -271,6 +278,7 @@ def _run(
     src: contract_sources.Sources,
     ts: list[outputs.Target],
     known: Any,
+    limits: Any,
 ) -> Outcome:
     """Audit (``api.audit``), and write every output (the store is closed after)."""
     from sponsio_audit.api import audit
@@ -298,6 +306,7 @@ def _run(
                     [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
+                    limits=limits,
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts

@@ -32,7 +32,7 @@ from sponsio_audit.ltl.contract import Clause, Contract, Strategy, derive_id
 from sponsio_audit.ltl.patterns import build, lookup
 from sponsio_audit.vocab import SEVERITIES, STRATEGIES, assumption_skipped
 
-TOP_KEYS = {"version", "agents", "regex_timeout_ms"}
+TOP_KEYS = {"version", "agents", "regex_timeout_ms", "limits"}
 TOP_IGNORED = {"defaults", "runtime", "tool_policy", "performance", "extractor", "judge", "tools"}
 AGENT_KEYS = {"contracts", "include", "permissions", "workspace", "tool_rename"}
 AGENT_IGNORED = {"customized"}
@@ -60,6 +60,9 @@ class Config:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     regex_timeout_ms: float | None = None  # per-search limit of lookaround regexes (None: default)
+    limits: list[tuple[str, Any, str]] = field(default_factory=list)
+    """``limits:`` settings ``(name, value, "FILE:LINE: limits.name")`` in file order; names
+    and values are checked where they are applied (``ingest.limits.Limits.with_settings``)."""
 
     def contract(self, contract_id: str) -> Contract | None:
         """The contract with this id, or None."""
@@ -130,6 +133,8 @@ class _Loader:
                 doc.err(("regex_timeout_ms",), f"expected a number of milliseconds > 0, got {ms!r}")
             else:
                 self.config.regex_timeout_ms = float(ms)
+        if "limits" in data:
+            self.limits(doc, data["limits"])
         if isinstance(data.get("tool_policy"), dict):
             self.tool_policy(doc, data["tool_policy"], agent or "*")
         agents = data.get("agents")
@@ -141,6 +146,16 @@ class _Loader:
         for name, body in agents.items():
             aid = agent if (agent is not None and name == "*") else str(name)
             self.agent(doc, aid, body, ("agents", str(name)), from_pack=agent is not None)
+
+    def limits(self, doc: Doc, limits: Any) -> None:
+        """``limits: {NAME: VALUE, …}``: ingest limits, kept with the place each was set."""
+        if not isinstance(limits, dict):
+            doc.err(("limits",), "expected a mapping of limit name to value (sponsio-audit limits)")
+            return
+        for name, value in limits.items():
+            path = ("limits", str(name))
+            issue = ConfigIssue(render(path), "", doc.path, doc.line(path))
+            self.config.limits.append((str(name), value, str(issue).removesuffix(": ")))
 
     def tool_policy(self, doc: Doc, policy: dict[str, Any], agent: str) -> None:
         """``tool_policy: {default: deny, approved: [...]}`` is a tool_allowlist contract."""

@@ -7,7 +7,8 @@ missing times) and numbered, then written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
@@ -74,17 +75,86 @@ def load(
         ids = parsed.trace_ids
         tid_k: str | None = ids[k] if k < len(ids) else None
         n = 0
+        shared = Shared(r.events.add)
         for ev in numbered(trace) if isinstance(trace, list) else _in_order(trace):
             if n == 0:
                 tid_k = ev.trace_id
             n += 1
-            row = event_row(ev)
-            r.events.add(tuple(row[c] for c in _COLUMNS))
+            shared.add(event_row(ev))
+        shared.close()
         if tid_k is not None:
             r.traces.add((tid_k, n))
     for d in parsed.decisions:
         r.decisions.add(decision_row(d))
     return parsed.records, len(parsed.skipped), fmt
+
+
+@dataclass
+class _Chain:
+    """Rows of one agent sharing the text of ``top`` (the last recorded prompt so far), and
+    the rows declared to be the start of the agent's next recorded prompt."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    top: dict[str, Any] | None = None
+    declared: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Shared:
+    """Writes one trace's rows, storing an LLM input that is the start of the agent's next
+    one once (``EVENT_SCHEMA``'s ``prompt_from``/``prompt_chars``): a transcript re-sends
+    its whole history with every request, which stored as is grows with the square of its
+    size. A request is linked when its text is verified to be that prefix (so the shared
+    text is the recorded one, character for character), or when its reader declared it
+    (``Event.prompt_chars``: a transcript's requests are the start of its last one). A
+    declared row with no later recorded prompt, or one shorter than it, has no input.
+    """
+
+    def __init__(self, emit: Callable[[tuple[Any, ...]], None]) -> None:
+        self.emit = emit
+        self.chains: dict[Any, _Chain] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        """One row, in seq order."""
+        prompt = row["prompt"]
+        if row["type"] != "llm_request" or (prompt is None and row["prompt_chars"] is None):
+            self._emit(row)
+            return
+        chain = self.chains.setdefault(row["agent"], _Chain())
+        if prompt is None:
+            chain.declared.append(row)
+            return
+        top = chain.top
+        if top is not None and not chain.declared and prompt.startswith(top["prompt"]):
+            top["prompt_chars"] = len(top["prompt"])
+            top["prompt"] = None
+            chain.rows.append(top)
+        elif top is not None:
+            self._write(chain.rows, top)
+            chain.rows = []
+        chain.rows += chain.declared
+        chain.declared, chain.top = [], row
+
+    def _emit(self, row: dict[str, Any]) -> None:
+        self.emit(tuple(row[c] for c in _COLUMNS))
+
+    def _write(self, rows: list[dict[str, Any]], top: dict[str, Any]) -> None:
+        for row in rows:
+            if row["prompt_chars"] <= len(top["prompt"]):
+                row["prompt_from"] = top["seq"]
+            else:  # declared longer than the text it is the start of: no input
+                row["prompt_chars"] = None
+            self._emit(row)
+        self._emit(top)
+
+    def close(self) -> None:
+        """Write the rows still held (the end of the trace)."""
+        for chain in self.chains.values():
+            if chain.top is not None:
+                self._write(chain.rows, chain.top)
+            for row in chain.declared:  # the start of no recorded prompt: no input
+                row["prompt_chars"] = None
+                self._emit(row)
+        self.chains = {}
 
 
 def _in_order(trace: Iterator[Event]) -> Iterator[Event]:

@@ -7,56 +7,127 @@ default generous enough for real corpora; hitting one skips the record (or
 the rest of the file, for stream-level bounds) with that name and value in
 the reason, never more. ``Limits`` is a frozen value handed down explicitly
 (``ingest(…, limits=…)``), so workers in other processes see the same bounds.
+A user sets them with ``scan --ingest-limit NAME=VALUE`` (repeatable), the
+``SPONSIO_AUDIT_INGEST_LIMITS`` variable (``NAME=VALUE,…``) or a ``limits:``
+mapping in ``sponsio.yaml``; the flag wins over the variable, the variable over
+the file (``with_settings``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 MiB = 1 << 20
 
 
+def _limit(default: int, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on one ingest run; every field is settable, defaults are documented here."""
+    """Bounds on one ingest run; every field is settable, its default and reason given here
+    (the one registry: ``describe``, ``sponsio-audit limits`` and the README read it)."""
 
-    file_bytes: int = 8 << 30
-    """Decompressed bytes read from one file; past it the rest of the file is skipped."""
-
-    ratio: int = 200
-    """Decompressed ÷ compressed bytes of one file or record, checked past ``ratio_floor``."""
-
-    ratio_floor: int = 16 * MiB
-    """Decompressed bytes below which ``ratio`` is not checked (small files compress well)."""
-
-    record_bytes: int = 128 * MiB
-    """Bytes of one record once decompressed: a JSON line, a JSON document, a protobuf body."""
-
-    attributes: int = 10_000
-    """Attributes of one span (after duplicates merge); a record with more is skipped."""
-
-    spans_per_record: int = 1_000_000
-    """Spans of one OTLP request (record); a record with more is skipped."""
-
-    spans_per_trace: int = 2_000_000
-    """Spans of one trace in a run; the records adding spans past it are skipped."""
-
-    messages: int = 20_000
-    """Messages of one transcript run; a run with more is skipped."""
+    file_bytes: int = _limit(
+        8 << 30, "decompressed bytes read from one file; past it the rest of the file is skipped"
+    )
+    ratio: int = _limit(
+        200, "decompressed/compressed bytes of one file or record, checked past ratio_floor"
+    )
+    ratio_floor: int = _limit(
+        16 * MiB, "decompressed bytes below which ratio is not checked (small files compress well)"
+    )
+    record_bytes: int = _limit(
+        128 * MiB, "bytes of one record once decompressed: a JSON line, document or protobuf body"
+    )
+    attributes: int = _limit(
+        10_000, "attributes of one span (after duplicates merge); a record with more is skipped"
+    )
+    spans_per_record: int = _limit(
+        1_000_000, "spans of one OTLP request (record); a record with more is skipped"
+    )
+    spans_per_trace: int = _limit(
+        2_000_000, "spans of one trace in a run; the records adding spans past it are skipped"
+    )
+    messages: int = _limit(20_000, "messages of one transcript run; a run with more is skipped")
 
     def describe(self) -> list[tuple[str, int, str]]:
-        """(name, value, doc) of every limit, in declaration order (for help texts and docs)."""
-        docs = {
-            "file_bytes": "decompressed bytes per file",
-            "ratio": "decompressed/compressed ratio per file or record",
-            "ratio_floor": "bytes below which the ratio is not checked",
-            "record_bytes": "bytes per record (line, document, protobuf body)",
-            "attributes": "attributes per span",
-            "spans_per_record": "spans per OTLP request",
-            "spans_per_trace": "spans per trace",
-            "messages": "messages per transcript run",
-        }
-        return [(f.name, getattr(self, f.name), docs[f.name]) for f in fields(self)]
+        """(name, value, reason) of every limit, in declaration order (for help texts and docs)."""
+        return [(f.name, getattr(self, f.name), f.metadata["doc"]) for f in fields(self)]
+
+    def with_settings(self, settings: Iterable[tuple[str, Any, str]]) -> Limits:
+        """These limits with ``(name, value, where)`` settings applied in order (later wins);
+        ``LimitError`` names ``where`` (a flag, the variable or a YAML path) and the problem."""
+        names = [f.name for f in fields(self)]
+        values: dict[str, int] = {}
+        for name, raw, where in settings:
+            if name not in names:
+                raise LimitError(f"{where}: unknown limit {name!r}; known: {', '.join(names)}")
+            try:
+                values[name] = parse_value(raw)
+            except ValueError as e:
+                raise LimitError(f"{where}: {name}={raw!r}: {e}") from None
+        return replace(self, **values)
+
+
+SIZE_UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+"""Suffixes a limit value may carry (``--ingest-limit record_bytes=256MiB``)."""
+ENV = "SPONSIO_AUDIT_INGEST_LIMITS"
+"""Environment variable of limit settings: ``NAME=VALUE`` pairs separated by commas."""
+
+
+class LimitError(ValueError):
+    """A limit setting that names no limit or gives no usable value (a usage error)."""
+
+
+def parse_value(raw: Any) -> int:
+    """A limit value: a whole number >= 1, as an int or text (``_`` separators and a
+    ``SIZE_UNITS`` suffix allowed)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        n = raw
+    elif isinstance(raw, str):
+        text, scale = raw.strip().replace("_", ""), 1
+        for unit, size in SIZE_UNITS.items():
+            if text.endswith(unit):
+                text, scale = text[: -len(unit)].strip(), size
+                break
+        if not text.isdigit():
+            raise ValueError(_EXPECTED)
+        n = int(text) * scale
+    else:
+        raise ValueError(_EXPECTED)
+    if n < 1:
+        raise ValueError(_EXPECTED)
+    return n
+
+
+_EXPECTED = "expected a whole number >= 1, optionally with KiB, MiB, GiB or TiB"
+
+
+def parse_pair(text: str, where: str) -> tuple[str, str, str]:
+    """``NAME=VALUE`` as a setting ``(name, value, where)``; ``LimitError`` otherwise."""
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip():
+        raise LimitError(f"{where}: {text!r}: expected NAME=VALUE (see sponsio-audit limits)")
+    return name.strip(), value.strip(), where
+
+
+def env_settings(text: str | None) -> list[tuple[str, str, str]]:
+    """The settings of the ``ENV`` variable's value (empty items ignored)."""
+    if not text:
+        return []
+    return [parse_pair(item, ENV) for item in text.split(",") if item.strip()]
+
+
+def shown(value: int) -> str:
+    """A limit value as a user would write it (``8GiB``, ``20000``)."""
+    for unit, size in reversed(SIZE_UNITS.items()):
+        if value >= size and value % size == 0:
+            return f"{value // size}{unit}"
+    return str(value)
 
 
 DEFAULT = Limits()

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.ingest.values import INT64, whole
 
@@ -159,6 +159,8 @@ class Store:
         con = duckdb.connect(str(path) if path is not None else ":memory:", config=config)
         for name, schema in TABLES.items():
             con.execute(_ddl(name, schema))
+        for col in OPTIONAL_COLUMNS:  # a store written before shared prompts: add them
+            con.execute(f'ALTER TABLE events ADD COLUMN IF NOT EXISTS "{col}" BIGINT')
         return cls(con, None if path is None else str(path))
 
     def close(self) -> None:
@@ -171,7 +173,7 @@ class Store:
             raise ValueError(f"unknown table {table!r}")
         self.con.register("_ingest_batch", batch)
         try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _ingest_batch")
+            self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _ingest_batch")
         finally:
             self.con.unregister("_ingest_batch")
 
@@ -209,6 +211,18 @@ class Store:
             raise ValueError(f"unknown table {table!r}")
         row = self._first(f"SELECT count(*) FROM {table}")
         return int(row[0]) if row else 0
+
+
+def prompt_sql(alias: str) -> str:
+    """SQL of the LLM input of the ``events`` row ``alias`` (a shared prompt written out,
+    ``event.shared_prompt``): what a reader of ``events.prompt`` selects instead."""
+    a = alias
+    return (
+        f"coalesce({a}.prompt, (SELECT CASE WHEN {a}.prompt_chars >= 0 "
+        f"AND length(h.prompt) >= {a}.prompt_chars "
+        f"THEN substr(h.prompt, 1, {a}.prompt_chars) END FROM events h "
+        f"WHERE h.trace_id = {a}.trace_id AND h.seq = {a}.prompt_from))"
+    )
 
 
 def _fit(v: Any, typ: pa.DataType) -> Any:
@@ -250,8 +264,23 @@ def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch
     """Row tuples (``schema`` column order) as one Arrow record batch (a table of several
     batches when a text column holds more than a string array's 2 GiB)."""
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    if len(cols) < len(schema) and rows:  # trailing optional columns left out: null
+        cols += [(None,) * len(rows)] * (len(schema) - len(cols))
     arrays = [_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
+        return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def conformed(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.RecordBatch | pa.Table:
+    """``batch`` with the trailing optional columns of ``schema`` it lacks added as nulls
+    (``event.OPTIONAL_COLUMNS``: producers that never share a prompt leave them out)."""
+    missing = schema.names[batch.num_columns :]
+    if not missing or batch.schema.names != schema.names[: batch.num_columns]:
+        return batch
+    n = batch.num_rows
+    arrays = [*batch.columns, *(pa.nulls(n, schema.field(m).type) for m in missing)]
+    if isinstance(batch, pa.Table):
         return pa.Table.from_arrays(arrays, schema=schema)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -290,6 +319,7 @@ class Buffer:
         rows wait."""
         if self.rows:
             self._seal()
+        batch = conformed(batch, TABLES[self.table])
         if isinstance(batch, pa.Table):
             self.batches.extend(batch.to_batches())
         else:

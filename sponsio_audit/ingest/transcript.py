@@ -6,6 +6,8 @@ events keep message order (``start_ns`` None). For every assistant message:
 
 - ``llm_request``: prompt = all earlier messages rendered as in ``messages``
   (``"role: text"`` per message), system_prompt = their system messages ("" if none);
+  every request but the last has that prompt as the start of the last one's, so it
+  carries only its length (``Event.prompt_chars``) and the history is rendered once;
 - ``llm_response``: content = the message's text (tool calls excluded), tokens from
   its ``usage`` object when present;
 - one ``tool_call`` per ``tool_calls[].function.{name, arguments}`` (arguments a
@@ -20,9 +22,11 @@ Run metadata: trace id from ``trace_id``/``run_id``/``id`` (else ``<file>:<recor
 agent from ``agent``/``agent_id``/``agent_name`` (else None), conversation from
 ``conversation_id``/``session_id``.
 
-Memory: each message is rendered once and a run's events are produced one at a
-time (``run_events`` is a generator), so only the prompt being written is held;
-a run of more than ``Limits.messages`` messages is skipped with that limit named.
+Memory and time: each message is rendered once and a run's events are produced one
+at a time (``run_events`` is a generator); the history is joined once, for the last
+request, and ``direct.Shared`` stores it once (``prompt_from``/``prompt_chars``), so
+the store and the time are linear in the run too.
+A run of more than ``Limits.messages`` messages is skipped with that limit named.
 """
 
 from __future__ import annotations
@@ -70,15 +74,21 @@ def run_events(
         "record": no,
     }
     lines: list[str] = []  # the prompt rendering of messages so far (messages.prompt_and_system)
+    chars = -1  # len("\n".join(lines)), kept as lines are added
     system: list[str] = []
-    for x, msg in zip(raw, msgs, strict=True):
+    last = max((i for i, msg in enumerate(msgs) if msg.role == "assistant"), default=-1)
+    for i, (x, msg) in enumerate(zip(raw, msgs, strict=True)):
         if msg.role == "assistant":
-            yield from _turn(x, msg, "\n".join(lines), "\n".join(system), results, base)
+            # every earlier request's input is the start of the last one's: rendered once
+            prompt = "\n".join(lines) if i == last else None
+            shared = None if i == last else max(chars, 0)
+            yield from _turn(x, msg, prompt, shared, "\n".join(system), results, base)
         elif msg.calls and msg.role not in ("tool", "system", "developer"):
             who = as_text(cap(x.get("name"))) or msg.role or None
             yield from _calls(msg, results, {**base, "agent": who})
         t = msg.text()
         lines.append(f"{msg.role}: {t}" if msg.role else t)
+        chars += len(lines[-1]) + 1
         if msg.role in m.SYSTEM_ROLES:
             system.append(t)
 
@@ -86,13 +96,17 @@ def run_events(
 def _turn(
     x: dict[str, Any],
     msg: m.Msg,
-    prompt: str,
+    prompt: str | None,
+    shared: int | None,
     system: str,
     results: dict[str, str],
     base: dict[str, Any],
 ) -> Iterator[Event]:
-    """The events of one assistant message: request, response, its tool calls."""
-    yield Event(type="llm_request", prompt=prompt, system_prompt=system, **base)
+    """The events of one assistant message: request (its prompt, or the length of the
+    start of the last request's it is), response, its tool calls."""
+    yield Event(
+        type="llm_request", prompt=prompt, prompt_chars=shared, system_prompt=system, **base
+    )
     u = x.get("usage")
     usage: dict[str, Any] = u if isinstance(u, dict) else {}
     tin = to_int(usage.get("prompt_tokens", usage.get("input_tokens")))

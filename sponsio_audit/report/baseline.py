@@ -38,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report.data import ReportData
 
 SCHEMA = "sponsio-audit/baseline/2"
@@ -185,7 +186,7 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     cur = store.con.cursor()  # read only: two list parameters, no table registered
     try:
         rows = cur.execute(
-            "SELECT trace_id, seq, tool, args, content, prompt FROM events "
+            f"SELECT trace_id, seq, tool, args, content, {prompt_sql('e')} FROM events e "
             "WHERE list_contains(?, trace_id) AND list_contains(?, seq)",
             [traces, seqs],
         ).fetchall()

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from sponsio_audit.api import summary
 from sponsio_audit.ingest import Store
+from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -292,7 +293,8 @@ def trace_events(store: Store, trace_id: str) -> list[dict[str, Any]]:
     """The events of one trace in order (capped at ``MAX_TIMELINE_EVENTS``)."""
     return _rows(
         store,
-        "SELECT seq, start_ns, agent, type, tool, args, content, prompt, span_id "
-        "FROM events WHERE trace_id = ? ORDER BY seq LIMIT ?",
+        "SELECT seq, start_ns, agent, type, tool, args, content, "
+        f"{prompt_sql('e')} AS prompt, span_id "
+        "FROM events e WHERE trace_id = ? ORDER BY seq LIMIT ?",
         [trace_id, MAX_TIMELINE_EVENTS],
     )

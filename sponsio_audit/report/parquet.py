@@ -22,7 +22,10 @@ from the ``contracts`` table, so any writer can make it).
 ``verdicts.parquet`` — one row per (trace, contract, guarantee), ordered by
 those. ``events.parquet`` — the normalised events (SEMANTICS.md §1), ordered
 by (trace_id, seq), written as recorded (not redacted): the file is for
-analysis next to the original traces.
+analysis next to the original traces. A request's input that starts the same
+agent's next input is stored once, as in the store: ``prompt`` null,
+``prompt_from`` the seq of the request that holds it, ``prompt_chars`` its
+length (its first ``prompt_chars`` characters; ``event.shared_prompt``).
 
 ``api.read_parquet(DIR)`` loads the files into a store (reports never write
 to one), so ``report --parquet DIR`` renders any report from them, as
@@ -38,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sponsio_audit.ingest import Store
+from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report import baseline
 from sponsio_audit.report.data import arrow
 
@@ -72,7 +76,8 @@ def _quoted(name: str) -> str:
 
 
 BLAMED_EVENTS = (
-    "SELECT e.trace_id, e.seq, e.tool, CAST(e.args AS VARCHAR) AS args, e.content, e.prompt "
+    "SELECT e.trace_id, e.seq, e.tool, CAST(e.args AS VARCHAR) AS args, e.content, "
+    f"{prompt_sql('e')} AS prompt "
     "FROM events e JOIN (SELECT DISTINCT trace_id, seq FROM violations WHERE blamed) v "
     "USING (trace_id, seq)"
 )

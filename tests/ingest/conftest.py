@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest.store import prompt_sql
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -45,8 +46,9 @@ def rows(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[s
 
 
 def events(store: Store) -> list[dict[str, Any]]:
-    """All events ordered by (trace_id, seq)."""
-    return rows(store, "SELECT * FROM events ORDER BY trace_id, seq")
+    """All events ordered by (trace_id, seq), shared prompts written out."""
+    sql = f"SELECT * REPLACE ({prompt_sql('e')} AS prompt) FROM events e ORDER BY trace_id, seq"
+    return rows(store, sql)
 
 
 def check(event: dict[str, Any], **expected: Any) -> None:
