@@ -12,6 +12,7 @@ read once, and (with a config) the verdicts of ``api.audit``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -113,3 +114,64 @@ def test_spark_ingest_groups_by_conversation_as_the_store_does(spark, corpus):
     # both traces of conv-x are one trace of the conversation, in time order
     conv = [(r["seq"], r["tool"]) for r in expected.to_pylist() if r["trace_id"] == "conv-x"]
     assert sorted(conv) == [(0, "approve"), (1, "approve"), (2, "deploy")]
+
+
+INSTRUMENTED = REPO / "fixtures" / "instrumented"
+PACK = REPO / "tests" / "instrumented" / "pack.yaml"
+SILENT = "43e4885a2dec47de893954891288852e"
+"""The ``silent`` scenario of ``openai_v2_logs.truth.json``: a root span and no step."""
+ROOT_ONLY = "ab" * 16
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: Any) -> Path:
+    """Captures of the official instrumentation that put message content in OTLP log
+    records, each in another file than its spans: JSON lines read in several byte
+    ranges, a protobuf logs file sorted (so read) before its traces file, a capture
+    without content; and a trace of one HTTP span (no event)."""
+    d = tmp_path_factory.mktemp("spark-logs")
+    logs = gzip.decompress((INSTRUMENTED / "openai_v2_logs.logs.jsonl.gz").read_bytes())
+    (d / "v2.logs.jsonl").write_bytes(logs)  # uncompressed: cut into ranges
+    shutil.copy(INSTRUMENTED / "openai_v2_logs.traces.jsonl.gz", d / "v2.traces.jsonl.gz")
+    shutil.copy(INSTRUMENTED / "openai_v2_events.logs.pb.gz", d / "0-events.logs.pb.gz")
+    shutil.copy(INSTRUMENTED / "openai_v2_events.traces.pb.gz", d / "1-events.traces.pb.gz")
+    for part in ("logs", "traces"):
+        name = f"openai_v2_nocontent.{part}.jsonl.gz"
+        shutil.copy(INSTRUMENTED / name, d / name)
+    span = {"traceId": ROOT_ONLY, "spanId": "cd" * 8, "name": "GET /health",
+            "startTimeUnixNano": "1000", "endTimeUnixNano": "2000"}  # fmt: skip
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    (d / "health.jsonl").write_text(json.dumps(doc) + "\n")
+    return d
+
+
+def test_spark_ingest_attaches_log_records_and_judges_empty_traces(spark, logged):
+    from sponsio_audit.spark import ingest as spark_ingest
+
+    cfg = load_config([PACK])
+    res = audit([str(logged)], cfg)
+    got = spark_ingest(spark, [str(logged)], config=cfg, range_bytes=2048)
+    tables = got.arrow()
+    for name in (*TABLES, "span_logs", "traces"):
+        expected = res.store.con.sql(f"SELECT * FROM {name}").to_arrow_table()
+        assert _rows(tables[name]) == _rows(expected), name
+    assert _rows(tables["verdicts"]) == _rows(res.verdicts)
+    assert _rows(tables["violations"]) == _rows(res.violations)
+    # the log records are read, none listed as skipped, and give the spans their content
+    assert tables["span_logs"].num_rows > 0
+    assert tables["skipped"].num_rows == 0
+    v2 = json.loads((INSTRUMENTED / "openai_v2_logs.truth.json").read_text())
+    rm = next(s for s in v2["scenarios"] if s["name"] == "bash_rm")
+    calls = [
+        (e["tool"], json.loads(e["args"]))
+        for e in tables["events"].to_pylist()
+        if e["trace_id"] == rm["trace_id"] and e["type"] == "tool_call"
+    ]
+    assert ("bash", {"command": "rm -rf /tmp/build"}) in calls
+    # the traces with no event are listed and judged: one verdict per guarantee
+    traces = {r["trace_id"]: r["events"] for r in tables["traces"].to_pylist()}
+    assert traces[SILENT] == 0 and traces[ROOT_ONLY] == 0
+    guarantees = sum(len(c.guarantees) for c in cfg.contracts)
+    for trace in (SILENT, ROOT_ONLY):
+        judged = [r for r in tables["verdicts"].to_pylist() if r["trace_id"] == trace]
+        assert len(judged) == guarantees, trace
