@@ -28,8 +28,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sponsio_audit.engine import empty_raw
-from sponsio_audit.evaluation import evaluations, permissions_of
+from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct
 from sponsio_audit.ingest.conventions import FACT_FIELDS
@@ -47,8 +46,9 @@ from sponsio_audit.ingest.store import (
 )
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.spark.arrow import pack, spark_schema, unpack
+from sponsio_audit.spark.auditing import empty_tables
 from sponsio_audit.spark.plan import RUN, Unit
-from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
+from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
 
 COUNTS_SCHEMA = pa.schema(
     [
@@ -264,10 +264,8 @@ def evaluate_direct(config: Any) -> Any:
 
 
 def judge_empty(config: Any) -> Any:
-    """``mapInArrow``: blobs of ``traces`` rows → result blobs of the traces with no events,
-    each judged as a trace of length 0 (SEMANTICS.md §1), as ``api.audit`` judges them."""
-    contracts = tuple(config.contracts)
-    perms = permissions_of(config)
+    """``mapInArrow``: blobs of ``traces`` rows → result blobs of the traces with no events
+    (``auditing.empty_tables``)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
@@ -275,11 +273,11 @@ def judge_empty(config: Any) -> Any:
                 ids = t.column("trace_id").to_pylist()
                 counts = t.column("events").to_pylist()
                 empty = sorted({i for i, n in zip(ids, counts, strict=True) if n == 0})
-                if not empty:
-                    continue
-                raw = empty_raw(empty, contracts, perms)
-                verdicts, violations = build_tables(raw, EVENT_SCHEMA.empty_table(), contracts)
-                yield _blobs_batch([_blob("verdicts", verdicts), _blob("violations", violations)])
+                if empty:
+                    tables = empty_tables(empty, config)
+                    yield _blobs_batch(
+                        [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
+                    )
 
     return run
 
