@@ -7,7 +7,9 @@ line-aligned byte ranges (cut every 2 kB, so a file is read by several tasks)
 with the project's own decoders; the tables must equal ``ingest`` into a
 store, row for row: the same record numbers, the same skip reasons, a trace
 whose spans are split over two files put back together, a duplicate file
-read once, and (with a config) the verdicts of ``api.audit``.
+read once, GenAI log records in other files and ranges than their spans
+attached to them (``span_logs``), every trace listed (``traces``) and the
+empty ones judged, and (with a config) the verdicts of ``api.audit``.
 """
 
 from __future__ import annotations
@@ -28,11 +30,16 @@ from sponsio_audit.ingest import Store, ingest
 REPO = Path(__file__).resolve().parents[2]
 OTEL = REPO / "fixtures" / "otel"
 DEMO = REPO / "fixtures" / "demo"
-TABLES = ("files", "skipped", "spans", "events", "decisions")
+TABLES = ("files", "skipped", "spans", "events", "decisions", "span_logs", "traces")
+"""The store tables ingest writes (but ``span_facts``, its staging)."""
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:
     return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def _stored(store: Store, name: str) -> pa.Table:
+    return store.con.sql(f"SELECT * FROM {name}").to_arrow_table()
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +98,8 @@ def test_spark_ingest_gives_the_store_tables_and_evaluates_in_the_same_stage(spa
     assert got.duplicates == 1
     tables = got.arrow()  # every table in one job
     for name in TABLES:
-        assert _rows(tables[name]) == _rows(res.table(name)), name
+        assert _rows(tables[name]) == _rows(_stored(res.store, name)), name
+    assert tables["traces"].num_rows == s.traces  # every trace listed once
     assert _rows(tables["verdicts"]) == _rows(res.verdicts)
     assert _rows(tables["violations"]) == _rows(res.violations)
     # the DataFrames hold the same rows
@@ -108,9 +116,10 @@ def test_spark_ingest_groups_by_conversation_as_the_store_does(spark, corpus):
 
     store = Store.open()
     ingest([str(corpus)], store, group_by="conversation")
-    expected = store.con.sql("SELECT * FROM events").to_arrow_table()
+    expected = _stored(store, "events")
     got = spark_ingest(spark, [str(corpus)], group_by="conversation", range_bytes=8192)
     assert _rows(got.events.toArrow()) == _rows(expected)
+    assert _rows(got.traces.toArrow()) == _rows(_stored(store, "traces"))
     # both traces of conv-x are one trace of the conversation, in time order
     conv = [(r["seq"], r["tool"]) for r in expected.to_pylist() if r["trace_id"] == "conv-x"]
     assert sorted(conv) == [(0, "approve"), (1, "approve"), (2, "deploy")]
@@ -152,9 +161,8 @@ def test_spark_ingest_attaches_log_records_and_judges_empty_traces(spark, logged
     res = audit([str(logged)], cfg)
     got = spark_ingest(spark, [str(logged)], config=cfg, range_bytes=2048)
     tables = got.arrow()
-    for name in (*TABLES, "span_logs", "traces"):
-        expected = res.store.con.sql(f"SELECT * FROM {name}").to_arrow_table()
-        assert _rows(tables[name]) == _rows(expected), name
+    for name in TABLES:
+        assert _rows(tables[name]) == _rows(_stored(res.store, name)), name
     assert _rows(tables["verdicts"]) == _rows(res.verdicts)
     assert _rows(tables["violations"]) == _rows(res.violations)
     # the log records are read, none listed as skipped, and give the spans their content
