@@ -2,7 +2,10 @@
 
 The CLI then reads the Parquet files back into a store (``api.read_parquet``)
 and renders the report from it, as ``report --parquet DIR`` does, so both
-engines print the same report from the same tables.
+engines print the same report from the same tables. ``violations.parquet``
+gets the default engine's ``path`` and ``fingerprint`` columns; the
+fingerprint's matched argument is read from the blamed events, which a
+broadcast join brings next to each violation.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from sponsio_audit.api import contracts_table
 from sponsio_audit.report.parquet import EXTRA, with_path_and_fingerprint
@@ -47,17 +51,37 @@ def session(master: str) -> SparkSession:
     return spark
 
 
-def _violations_out(violations: DataFrame, files: pa.Table, contracts: pa.Table) -> DataFrame:
-    """``violations`` with ``path`` and ``fingerprint`` (``report.parquet``'s two columns)."""
+MATCHED_FROM = ("tool", "args", "content", "prompt")
+"""The event columns a fingerprint's matched argument is read from (``BLAMED_EVENTS``)."""
+_EVENT = "_event_"
+
+
+def _violations_out(
+    violations: DataFrame, events: DataFrame, files: pa.Table, contracts: pa.Table
+) -> DataFrame:
+    """``violations`` with ``path`` and ``fingerprint`` (``report.parquet``'s two columns),
+    each blamed row's fingerprint made with its event, as the default engine makes it."""
+    keys = violations.filter(F.col("blamed")).select("trace_id", "seq").distinct()
+    blamed = events.join(F.broadcast(keys), ["trace_id", "seq"], "left_semi").select(
+        "trace_id", "seq", *[F.col(c).alias(_EVENT + c) for c in MATCHED_FROM]
+    )
+    names = list(violations.columns)
+    joined = violations.join(F.broadcast(blamed), ["trace_id", "seq"], "left").select(
+        *names, *[_EVENT + c for c in MATCHED_FROM]
+    )
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            table = with_path_and_fingerprint(pa.Table.from_batches([b]), files, contracts)
+            t = pa.Table.from_batches([b])
+            at = t.select(["trace_id", "seq", *[_EVENT + c for c in MATCHED_FROM]])
+            at = at.rename_columns(["trace_id", "seq", *MATCHED_FROM])
+            at = at.filter(t.column("blamed").fill_null(False))
+            table = with_path_and_fingerprint(t.select(names), files, contracts, at)
             yield from table.to_batches()
 
-    fields = [VIOLATION_SCHEMA.field(n) for n in violations.columns]
+    fields = [VIOLATION_SCHEMA.field(n) for n in names]
     extra = [pa.field(n, pa.string()) for n in EXTRA]
-    return violations.mapInArrow(run, spark_schema(pa.schema(fields + extra)))
+    return joined.mapInArrow(run, spark_schema(pa.schema(fields + extra)))
 
 
 def scan(
@@ -82,7 +106,7 @@ def scan(
         got = ingest(spark, paths, group_by=group_by, config=config)
         for name, df in got.tables().items():
             if name == "violations":
-                df = _violations_out(df, got.files_table, contracts)
+                df = _violations_out(df, got.events, got.files_table, contracts)
             df.write.mode("overwrite").parquet(str(out / f"{name}.parquet"))
         pq.write_table(contracts, out / "contracts.parquet", compression="zstd")
     finally:

@@ -152,6 +152,11 @@ def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tupl
             yield 1, e
 
 
+def event_records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
+    """Public name of the record reader of event files (the Spark tasks read them with it)."""
+    return _records(fmt, layout, open_, limits)
+
+
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
     (stat.S_ISCHR, "a character device"),

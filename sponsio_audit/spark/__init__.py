@@ -2,8 +2,10 @@
 
 ``audit(events_df, config)`` evaluates a DataFrame of events with the project's
 own engine (``sponsio_audit.evaluate``) inside ``mapInArrow``: the same
-verdict and violation rows as ``api.audit``. ``ingest(spark, paths)`` reads
-trace files on the executors with the project's own decoders. On one machine
+verdict and violation rows as ``api.audit`` (with ``traces=``, the traces with
+no events judged too). ``ingest(spark, paths)`` reads trace files on the
+executors with the project's own decoders, GenAI log records attached to
+their spans and every trace listed, as the store ingest does. On one machine
 the default engine is faster; Spark pays when the traces are already in a
 cluster's storage or do not fit one machine (README, "Spark").
 """

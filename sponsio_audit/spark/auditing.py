@@ -11,6 +11,10 @@ Both tables come out of the same pass: the function yields rows of a tagged
 union (``_table`` = ``verdicts`` or ``violations``, the columns of both),
 persisted, and the two DataFrames are filters of it; writing both reads the
 events and evaluates once.
+
+A trace with no events has no row in an events DataFrame; given the
+``traces`` table (trace id, event count), its traces with no events are
+judged as traces of length 0, as ``api.audit`` judges them.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sponsio_audit.engine import empty_raw
 from sponsio_audit.evaluation import AuditTables, evaluations, permissions_of
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.spark.arrow import plain, spark_schema
-from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
+from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
 
 TAG = "_table"
 """Column of the tagged union saying which table a row belongs to."""
@@ -82,6 +87,25 @@ def partition_evaluator(
     return run
 
 
+def empty_tables(trace_ids: list[str], config: Any) -> AuditTables:
+    """The verdicts and violations of traces with no events, each judged as a trace of
+    length 0 (SEMANTICS.md §1), as ``api.audit`` judges them."""
+    contracts = tuple(config.contracts)
+    raw = empty_raw(sorted(trace_ids), contracts, permissions_of(config))
+    return AuditTables(*build_tables(raw, EVENT_SCHEMA.empty_table(), contracts))
+
+
+def empty_evaluator(config: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function judging trace ids with no events → union rows."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            if b.num_rows:
+                yield from tagged(empty_tables(b.column("trace_id").to_pylist(), config))
+
+    return run
+
+
 def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield first
     yield from rest
@@ -95,6 +119,7 @@ def audit(
     partitions: int | None = None,
     rows: int = 50_000,
     persist: bool = True,
+    traces: DataFrame | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """Verdicts and violations DataFrames of ``config`` over a DataFrame of events.
 
@@ -104,6 +129,8 @@ def audit(
     at a time in a partition. ``persist``: keep the evaluated union
     (memory and disk) so that both tables come from one pass; ``unpersist`` the
     returned DataFrames' parent when done, or pass False to recompute per action.
+    ``traces``: the ``traces`` table (``trace_id``, ``events``); its traces with no
+    events and no row in ``events`` are judged too (module doc).
     """
     permissions_of(config)  # contracts without their permissions: refused here, on the driver
     missing = [n for n in EVENT_SCHEMA.names if n not in events.columns]
@@ -114,6 +141,14 @@ def audit(
     df = df.repartition(partitions, by) if partitions else df.repartition(by)
     df = df.sortWithinPartitions("trace_id", "seq")
     union = df.mapInArrow(partition_evaluator(config, engine, rows), spark_schema(UNION))
+    if traces is not None:
+        empty = (
+            traces.filter(F.col("events") == 0)
+            .select("trace_id")
+            .distinct()
+            .join(events.select("trace_id").distinct(), "trace_id", "left_anti")
+        )
+        union = union.unionByName(empty.mapInArrow(empty_evaluator(config), spark_schema(UNION)))
     if persist:
         union = union.persist(StorageLevel.MEMORY_AND_DISK)
     verdicts = union.filter(F.col(TAG) == "verdicts").select(*VERDICT_SCHEMA.names)

@@ -5,19 +5,33 @@ skipped whole, and line-aligned byte ranges of OTLP JSON Lines files with
 the line number each starts at. The executors (``spark.tasks``) run the
 project's own code on each unit: ``chunks.decode`` for OTLP records,
 ``direct.load`` for the formats that are events already.
-The spans' convention facts are shuffled once by trace (or conversation)
-key, sorted by (file, record, position) and turned into events by
-``chunks.events``; with a ``config``, the same task evaluates them
-(``evaluations``), so ingest and evaluation share one stage. Nothing of the
-conventions is written again here.
+The spans' convention facts and the GenAI log records (``span_logs``; a
+trace's log records may sit in another file or range than its spans) are
+shuffled together once by trace (or conversation) key, sorted by (file,
+record, position); each span's unrecorded facts are filled from its log
+records by ``attach``'s own SQL and the spans turned into events and
+``traces`` counts by ``chunks.events``; with a ``config``, the same task
+evaluates them (``evaluations``), so ingest and evaluation share one stage,
+and the traces with no events are judged as ``api.audit`` judges them.
+Nothing of the conventions is written again here.
+
+Standard input (``-``) is copied to a temporary file on the driver and
+planned like a file (listed as ``-``); the copy lives as long as the returned
+``Ingested``. A cluster's executors cannot read the driver's disk, so on a
+master that is not ``local`` ``-`` is refused with that reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import sys
+import tempfile
+import weakref
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -33,9 +47,11 @@ from sponsio_audit.spark.tasks import (
     BLOBS,
     COUNTS_SCHEMA,
     SCHEMAS,
+    SIGNAL,
     decode_units,
     evaluate_direct,
     events_of,
+    judge_empty,
     table_of,
 )
 
@@ -49,6 +65,8 @@ class Ingested:
     spans: DataFrame
     events: DataFrame
     decisions: DataFrame
+    span_logs: DataFrame
+    traces: DataFrame
     verdicts: DataFrame | None
     violations: DataFrame | None
     duplicates: int
@@ -57,7 +75,17 @@ class Ingested:
 
     def tables(self) -> dict[str, DataFrame]:
         """Every table present, by its store name."""
-        names = ("files", "skipped", "spans", "events", "decisions", "verdicts", "violations")
+        names = (
+            "files",
+            "skipped",
+            "spans",
+            "events",
+            "decisions",
+            "span_logs",
+            "traces",
+            "verdicts",
+            "violations",
+        )
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def arrow(self) -> dict[str, pa.Table]:
@@ -90,13 +118,65 @@ def ingest(
     trace's spans record, by file position; costs a second shuffle). With
     ``config`` the events are evaluated in the task that makes them. Decoding
     runs now (the files table needs every unit's counts); the rest is lazy.
-    The paths must be readable by the executors (local mode, or shared storage).
+    The paths must be readable by the executors (local mode, or shared storage);
+    ``-`` is standard input, on a local master only (module doc).
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
     if config is not None:
         permissions_of(config)
-    p = plan([str(x) for x in paths], range_bytes)
+    names = [str(x) for x in paths]
+    copies = _stdin_copies(spark, names.count("-"))
+    try:
+        got = _ingest(spark, names, group_by, config, range_bytes, rows, copies)
+    except BaseException:
+        _remove(copies)
+        raise
+    if copies:
+        weakref.finalize(got, _remove, copies)
+    return got
+
+
+def _stdin_copies(spark: SparkSession, n: int, stdin: IO[bytes] | None = None) -> list[str]:
+    """``n`` temporary files holding standard input (the first all of it, as ``ingest``
+    reads a second ``-`` after the first one consumed it)."""
+    if not n:
+        return []
+    master = str(spark.sparkContext.master)
+    if not master.startswith("local"):
+        raise ValueError(
+            f"-: standard input is copied to the driver's disk, which the executors of "
+            f"master {master} cannot read; write it to storage they share and give that path"
+        )
+    src = stdin if stdin is not None else sys.stdin.buffer
+    out: list[str] = []
+    try:
+        for _ in range(n):
+            with tempfile.NamedTemporaryFile(prefix="sponsio-stdin-", delete=False) as tmp:
+                out.append(tmp.name)
+                shutil.copyfileobj(src, tmp)
+    except BaseException:
+        _remove(out)
+        raise
+    return out
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):  # already gone
+            os.unlink(path)
+
+
+def _ingest(
+    spark: SparkSession,
+    paths: list[str],
+    group_by: str,
+    config: Any,
+    range_bytes: int,
+    rows: int,
+    stdin: list[str],
+) -> Ingested:
+    p = plan(paths, range_bytes, stdin)
     units = [json.dumps(asdict(u)) for u in p.units] or []
     units_df = spark.createDataFrame([(u,) for u in units], "unit string")
     if units:  # a few units per core: big files balance, small ones share a task
@@ -107,7 +187,15 @@ def ingest(
         [r.asDict() for r in table_of(blobs, "counts").collect()], schema=COUNTS_SCHEMA
     )
     files = _files(p, counts)
-    facts = table_of(blobs, "facts")
+    # a trace's spans and log records go through the same shuffle (one row kind each)
+    facts = (
+        table_of(blobs, "facts")
+        .withColumn(SIGNAL, F.lit("span"))
+        .unionByName(
+            table_of(blobs, "span_logs").withColumn(SIGNAL, F.lit("log")),
+            allowMissingColumns=True,
+        )
+    )
     if group_by == "conversation":
         first = (
             facts.filter(F.col("conversation").isNotNull())
@@ -126,18 +214,21 @@ def ingest(
         .persist(StorageLevel.DISK_ONLY)
     )
     direct_events = blobs.filter(F.col("kind") == "events")
+    traces = staged.filter(F.col("kind") == "traces").unionByName(
+        blobs.filter(F.col("kind") == "traces")
+    )
     results = staged
     if config is not None:
         results = staged.unionByName(
             direct_events.select("blob").mapInArrow(evaluate_direct(config), BLOBS)
-        )
+        ).unionByName(traces.select("blob").mapInArrow(judge_empty(config), BLOBS))
     driver_skipped = spark.createDataFrame(
         pa.Table.from_batches([rows_batch(p.skipped, SKIPPED_SCHEMA)]),
         spark_schema(SKIPPED_SCHEMA),
     )
-    kinds = ["skipped", "spans", "events", "decisions"]
+    kinds = ["skipped", "spans", "events", "decisions", "span_logs", "traces"]
     collected = blobs.filter(F.col("kind").isin(kinds)).unionByName(
-        staged.filter(F.col("kind").isin(["events", "decisions"]))
+        staged.filter(F.col("kind").isin(["events", "decisions", "traces"]))
     )
     if config is not None:
         collected = collected.unionByName(
@@ -152,6 +243,8 @@ def ingest(
         spans=table_of(blobs, "spans"),
         events=table_of(staged, "events").unionByName(table_of(blobs, "events")),
         decisions=table_of(staged, "decisions").unionByName(table_of(blobs, "decisions")),
+        span_logs=table_of(blobs, "span_logs"),
+        traces=table_of(staged, "traces").unionByName(table_of(blobs, "traces")),
         verdicts=table_of(results, "verdicts") if config is not None else None,
         violations=table_of(results, "violations") if config is not None else None,
         duplicates=p.duplicates,
@@ -174,7 +267,7 @@ def _files(p: Plan, counts: pa.Table) -> pa.Table:
             continue
         seen.add(u.file_id)
         n, bad, fmt = per.get(u.file_id, [0, 0, u.fmt])
-        rows.append((u.file_id, u.path, fmt, _size(u.path), u.sha, n, bad))
+        rows.append((u.file_id, u.listed, fmt, _size(u.path), u.sha, n, bad))
     rows.sort(key=lambda r: r[0])
     return pa.Table.from_batches([rows_batch(rows, FILES_SCHEMA)]).cast(plain_schema(FILES_SCHEMA))
 

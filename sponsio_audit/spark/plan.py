@@ -7,11 +7,14 @@ whole (empty, unrecognised, logs, metrics, unreadable) and cuts
 uncompressed OTLP JSON Lines files into ranges of about ``RANGE_BYTES`` that
 end at a line end, counting the lines before each range so that record
 numbers stay the file's line numbers. Everything else is one unit a file.
+Standard input (``-``) is read from a copy the caller made (``stdin``) and
+listed as ``-``, as ``ingest.pipeline`` lists it.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -43,6 +46,12 @@ class Unit:
     start: int = 0
     end: int = -1
     first: int = 1  # record (line) number of the range's first line
+    name: str = ""  # the path listed in ``files`` when it is not ``path`` (``-``: stdin)
+
+    @property
+    def listed(self) -> str:
+        """The path the ``files`` table lists."""
+        return self.name or self.path
 
 
 @dataclass(frozen=True)
@@ -80,35 +89,41 @@ def _scan(path: str, range_bytes: int) -> tuple[str, int, list[tuple[int, int]]]
     return h.hexdigest(), offset, starts
 
 
-def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
-    """Units, whole-file rows and duplicates of the files under ``paths`` (module doc)."""
+def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] = ()) -> Plan:
+    """Units, whole-file rows and duplicates of the files under ``paths`` (module doc);
+    ``stdin``: the files holding standard input, one per ``-`` in ``paths``."""
     out = Plan()
     shas: dict[str, str] = {}  # sha256 -> path of the first file
     duplicates = 0
     file_id = 0
-    for path in walk(list(paths)):
-        if path == "-":
-            raise ValueError("-: standard input cannot be read by Spark executors; give a file")
+    copies = iter(stdin)
+    for name in walk(list(paths)):
+        path = name
+        if name == "-":
+            path = next(copies, "")
+            if not path:
+                raise ValueError("-: standard input was not copied for this plan")
         why = irregular(path)  # a FIFO or device would block: listed, never opened
         if why is not None:
             file_id += 1
             out.skipped.append((file_id, 0, why))
-            out.files.append((file_id, path, "not_regular", None, None, 1, 1))
+            out.files.append((file_id, name, "not_regular", None, None, 1, 1))
             continue
         try:
             sha, size, starts = _scan(path, range_bytes)
         except OSError as e:
             file_id += 1
             out.skipped.append((file_id, 0, f"cannot read file: {e.strerror or e}"))
-            out.files.append((file_id, path, "unreadable", None, None, 1, 1))
+            out.files.append((file_id, name, "unreadable", None, None, 1, 1))
             continue
         file_id += 1
         if sha in shas:  # listed, not read again (as ingest.pipeline does)
             duplicates += 1
             out.skipped.append((file_id, 0, duplicate_reason(shas[sha])))
-            out.files.append((file_id, path, "duplicate", size, sha, 1, 1))
+            out.files.append((file_id, name, "duplicate", size, sha, 1, 1))
             continue
-        shas[sha] = path
+        shas[sha] = name
+        listed = "" if name == path else name
 
         def open_(p: str = path) -> IO[bytes]:
             return decompressed(open(p, "rb"))[0]
@@ -119,15 +134,16 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES) -> Plan:
                 layers = decompressed(raw)[1]
         except Exception as e:  # a stream that breaks while sniffing: its record 1
             out.skipped.append((file_id, 1, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
-            out.files.append((file_id, path, "unknown", size, sha, 1, 1))
+            out.files.append((file_id, name, "unknown", size, sha, 1, 1))
             continue
         if fmt in SKIPPED_WHOLE:
             out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
-            out.files.append((file_id, path, fmt, size, sha, 1, 1))
+            out.files.append((file_id, name, fmt, size, sha, 1, 1))
         elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
             ends = [s for s, _ in starts[1:]] + [size]
             for (start, before), end in zip(starts, ends, strict=True):
-                out.units.append(Unit(file_id, path, fmt, layout, sha, start, end, before + 1))
+                unit = Unit(file_id, path, fmt, layout, sha, start, end, before + 1, listed)
+                out.units.append(unit)
         else:
-            out.units.append(Unit(file_id, path, fmt, layout, sha))
+            out.units.append(Unit(file_id, path, fmt, layout, sha, name=listed))
     return Plan(out.units, out.files, out.skipped, duplicates)

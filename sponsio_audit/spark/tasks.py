@@ -3,10 +3,15 @@
 ``decode_units`` runs ``chunks.decode`` on a unit's OTLP records (a byte
 range's lines, numbered from the range's first line, or a whole file) and
 ``direct.load`` on the formats that are events already, against an
-in-memory stand-in of the part of ``pipeline._Run`` it writes to.
-``events_of`` turns staged spans, sorted by key and file position, into
-events (``chunks.events``) and, with a config, evaluates them in the same
-task. Tables travel between stages as Arrow IPC blobs tagged by kind.
+in-memory stand-in of the part of ``pipeline._Run`` it writes to; GenAI log
+records become ``span_logs`` rows, as in the store.
+``events_of`` takes the staged rows of whole traces (spans and log records
+in one shuffle, sorted by key and file position), fills each span's
+unrecorded facts from its log records with ``attach``'s own SQL on an
+in-memory DuckDB (``attached``), turns them into events and ``traces``
+counts (``chunks.events``) and, with a config, evaluates them in the same
+task. ``judge_empty`` judges the traces with no events, as ``api.audit``
+does. Tables travel between stages as Arrow IPC blobs tagged by kind.
 """
 
 from __future__ import annotations
@@ -17,24 +22,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
-from sponsio_audit.ingest import chunks, direct
+from sponsio_audit.ingest import attach, chunks, direct
+from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.pipeline import _records, otlp_decoder
+from sponsio_audit.ingest.pipeline import event_records, otlp_decoder
 from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.store import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,
+    LOGS_SCHEMA,
     SKIPPED_SCHEMA,
     SPANS_SCHEMA,
+    TRACES_SCHEMA,
     rows_batch,
 )
+from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.spark.arrow import pack, spark_schema, unpack
+from sponsio_audit.spark.auditing import empty_tables
 from sponsio_audit.spark.plan import RUN, Unit
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
 
@@ -53,12 +65,18 @@ SCHEMAS = {
     "events": EVENT_SCHEMA,
     "decisions": DECISIONS_SCHEMA,
     "counts": COUNTS_SCHEMA,
+    "span_logs": LOGS_SCHEMA,
+    "traces": TRACES_SCHEMA,
     "verdicts": VERDICT_SCHEMA,
     "violations": VIOLATION_SCHEMA,
 }
 """The tables that travel as IPC blobs between the stages, by kind."""
 
 BLOBS = "kind string, blob binary"
+
+SIGNAL = "_signal"
+"""Column of the staged rows saying what a row is: ``span`` (``span_facts``) or ``log``
+(``span_logs``); both kinds of a trace travel through the one shuffle by trace key."""
 
 
 @dataclass
@@ -67,12 +85,6 @@ class _Rows:
 
     def add(self, row: tuple[Any, ...]) -> None:
         self.rows.append(row)
-
-
-LOGS_NOT_ATTACHED = (
-    "GenAI log records are not attached to their spans on the Spark engine yet "
-    "(scan without --engine spark to read them)"
-)
 
 
 @dataclass
@@ -89,17 +101,11 @@ class _Collector:
     limits: Limits = DEFAULT
 
     def take(self, d: chunks.Decoded, file_id: int) -> int:
+        """Keep a decoded chunk (spans, facts, log records); its skipped records, counted."""
         for no, reason in d.skipped:
             self.skipped.add((file_id, no, reason))
-        logs = (
-            sorted(set(d.logs.column("record").to_pylist()))
-            if d.logs is not None and d.logs.num_rows
-            else []
-        )
-        for no in logs:  # listed, never dropped silently
-            self.skipped.add((file_id, no, LOGS_NOT_ATTACHED))
         self.decoded.append(d)
-        return len(d.skipped) + len(logs)
+        return len(d.skipped)
 
 
 def _range_chunks(unit: Unit) -> Iterator[chunks.RecordChunk]:
@@ -131,7 +137,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
     fmt = unit.fmt
     try:
         if fmt in ("session_log", "native", "transcript") or unit.layout == "document":
-            recs = _records(fmt, unit.layout, open_, c.limits)
+            recs = event_records(fmt, unit.layout, open_, c.limits)
             return direct.load(c, unit.file_id, unit.sha, fmt, unit.layout, recs)
         todo = (
             _range_chunks(unit)
@@ -163,7 +169,8 @@ def _blobs_batch(blobs: list[tuple[str, bytes]]) -> pa.RecordBatch:
 
 
 def decode_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow``: units (JSON) → IPC blobs of spans, facts, skipped, events, decisions."""
+    """``mapInArrow``: units (JSON) → IPC blobs of spans, facts, span_logs, skipped, events,
+    decisions and traces (of the formats that are events already)."""
     for b in batches:
         for text in b.column("unit").to_pylist():
             unit = Unit(**json.loads(text))
@@ -173,10 +180,13 @@ def decode_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for d in c.decoded:
                 if d.spans.num_rows:
                     out += [_blob("spans", d.spans), _blob("facts", d.facts)]
+                if d.logs is not None and d.logs.num_rows:
+                    out.append(_blob("span_logs", d.logs))
             for kind, rows in (
                 ("skipped", c.skipped.rows),
                 ("events", c.events.rows),
                 ("decisions", c.decisions.rows),
+                ("traces", c.traces.rows),
             ):
                 if rows:
                     out.append(_blob(kind, rows_batch(rows, SCHEMAS[kind])))
@@ -184,26 +194,55 @@ def decode_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 yield _blobs_batch([blob])
 
 
+_BASE = ROW_FIELDS[: ROW_FIELDS.index(FACT_FIELDS[0])]
+"""The staged span columns before its facts (what log records never fill)."""
+
+
+def attached(table: pa.Table) -> pa.Table:
+    """The span rows of staged rows of whole traces, each span's unrecorded facts filled
+    from its log records by ``attach``'s own SQL (``log_facts_table``, ``fill_sql``), as
+    ``ingest.pipeline`` fills them; a log record whose span never came is left out."""
+    is_log = pc.fill_null(pc.equal(table.column(SIGNAL), "log"), False)
+    spans = table.filter(pc.invert(is_log))
+    if not pc.any(is_log).as_py():
+        return spans
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("_logs_in", table.filter(is_log).select(LOGS_SCHEMA.names))
+        con.execute("CREATE TABLE span_logs AS SELECT * FROM _logs_in")
+        con.register(attach.VIEW, attach.log_facts_table(con, "SELECT trace_id FROM span_logs", {}))
+        con.register("_spans_in", spans)
+        base = ", ".join(f"f.{c}" for c in _BASE)
+        key = chunks.TRACE_KEY
+        return con.sql(
+            f"SELECT f.{key}, {base}, {attach.fill_sql('f', 'lf')} FROM _spans_in f "
+            f"LEFT JOIN {attach.VIEW} lf ON lf.trace_id = f.trace_id AND lf.span_id = f.span_id "
+            f"ORDER BY f.{key}, f.file_id, f.record, f.pos"
+        ).to_arrow_table()
+    finally:
+        con.close()
+
+
 def events_of(config: Any, rows: int) -> Any:
-    """``mapInArrow``: staged spans sorted by key → blobs of events, decisions (and, with a
-    config, verdicts and violations of those events, in the same task)."""
+    """``mapInArrow``: staged spans and log records sorted by key → blobs of events,
+    decisions, traces (and, with a config, verdicts and violations of those events, in the
+    same task)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for table in chunks.trace_chunks(batches, rows):
-            t = chunks.events(table)
+            t = chunks.events(attached(table))
             out = [_blob("events", t.events), _blob("decisions", t.decisions)]
+            if t.counts is not None and t.counts.num_rows:
+                out.append(_blob("traces", t.counts))
             if config is not None and t.events.num_rows:
-                for tables in evaluations(pa.Table.from_batches([t.events]), config):
-                    out += [
-                        _blob("verdicts", tables.verdicts),
-                        _blob("violations", tables.violations),
-                    ]
+                out += _results(pa.Table.from_batches([t.events]), config)
             yield _blobs_batch(out)
 
     return run
 
 
 def _results(events: pa.Table, config: Any) -> list[tuple[str, bytes]]:
+    """Blobs of the verdicts and violations of ``config`` over some whole traces' events."""
     out = []
     for tables in evaluations(events, config):
         out += [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
@@ -217,14 +256,28 @@ def evaluate_direct(config: Any) -> Any:
         for b in batches:
             for blob in b.column("blob").to_pylist():
                 events = pa.Table.from_batches(list(unpack(iter([blob]), EVENT_SCHEMA)))
-                out = []
-                for tables in evaluations(events, config):
-                    out += [
-                        _blob("verdicts", tables.verdicts),
-                        _blob("violations", tables.violations),
-                    ]
+                out = _results(events, config)
                 if out:
                     yield _blobs_batch(out)
+
+    return run
+
+
+def judge_empty(config: Any) -> Any:
+    """``mapInArrow``: blobs of ``traces`` rows → result blobs of the traces with no events
+    (``auditing.empty_tables``)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            for t in unpack(iter(b.column("blob").to_pylist()), TRACES_SCHEMA):
+                ids = t.column("trace_id").to_pylist()
+                counts = t.column("events").to_pylist()
+                empty = sorted({i for i, n in zip(ids, counts, strict=True) if n == 0})
+                if empty:
+                    tables = empty_tables(empty, config)
+                    yield _blobs_batch(
+                        [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
+                    )
 
     return run
 

@@ -38,10 +38,18 @@ def _shuffled(spark: Any, events: pa.Table, seed: int) -> Any:
     return spark.createDataFrame(events.take(pa.array(order))).repartition(3)
 
 
-def _check(spark: Any, events: pa.Table, cfg: Any, verdicts: pa.Table, violations: pa.Table):
+def _check(
+    spark: Any,
+    events: pa.Table,
+    cfg: Any,
+    verdicts: pa.Table,
+    violations: pa.Table,
+    traces: pa.Table | None = None,
+):
     from sponsio_audit import spark as spark_audit
 
-    got_v, got_x = spark_audit.audit(_shuffled(spark, events, 7), cfg)
+    listed = None if traces is None else spark.createDataFrame(traces)
+    got_v, got_x = spark_audit.audit(_shuffled(spark, events, 7), cfg, traces=listed)
     assert _rows(got_v.toArrow()) == _rows(verdicts)
     assert _rows(got_x.toArrow()) == _rows(violations)
 
@@ -86,16 +94,28 @@ def _generated(n: int, seed: int) -> pa.Table:
 
 
 def test_two_hundred_generated_traces_give_the_tables_of_api_audit(spark):
+    """Traces of 0 events too: listed in a ``traces`` table, judged by both as length 0."""
     events = _generated(200, seed=17)
+    counts = {f"g{t:04d}": 0 for t in range(200)}
+    for trace_id in events.column("trace_id").to_pylist():
+        counts[trace_id] += 1
+    traces = pa.table(
+        {"trace_id": list(counts), "events": pa.array(list(counts.values()), pa.int64())}
+    )
+    empty = [t for t, n in counts.items() if n == 0]
+    assert len(empty) >= 5  # randint(0, 12): about 1 trace in 13
     cfg = Config(
         contracts=list(CONTRACTS),
         agents={a: AgentConfig(a, tuple(sorted(p))) for a, p in PERMS.items()},
     )
     store = Store.open()
     store.insert("events", events)
+    store.insert("traces", traces)
     res = audit(store, cfg)
-    assert res.summary.traces > 150 and res.summary.verdicts["violated"] > 0
-    _check(spark, events, cfg, res.verdicts, res.violations)
+    assert res.summary.traces == 200 and res.summary.verdicts["violated"] > 0
+    judged = {r["trace_id"] for r in res.verdicts.to_pylist()}
+    assert set(empty) <= judged
+    _check(spark, events, cfg, res.verdicts, res.violations, traces)
 
 
 def test_contracts_without_permissions_or_columns_are_refused(spark):

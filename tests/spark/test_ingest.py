@@ -7,11 +7,14 @@ line-aligned byte ranges (cut every 2 kB, so a file is read by several tasks)
 with the project's own decoders; the tables must equal ``ingest`` into a
 store, row for row: the same record numbers, the same skip reasons, a trace
 whose spans are split over two files put back together, a duplicate file
-read once, and (with a config) the verdicts of ``api.audit``.
+read once, GenAI log records in other files and ranges than their spans
+attached to them (``span_logs``), every trace listed (``traces``) and the
+empty ones judged, and (with a config) the verdicts of ``api.audit``.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -27,11 +30,16 @@ from sponsio_audit.ingest import Store, ingest
 REPO = Path(__file__).resolve().parents[2]
 OTEL = REPO / "fixtures" / "otel"
 DEMO = REPO / "fixtures" / "demo"
-TABLES = ("files", "skipped", "spans", "events", "decisions")
+TABLES = ("files", "skipped", "spans", "events", "decisions", "span_logs", "traces")
+"""The store tables ingest writes (but ``span_facts``, its staging)."""
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:
     return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def _stored(store: Store, name: str) -> pa.Table:
+    return store.con.sql(f"SELECT * FROM {name}").to_arrow_table()
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +98,8 @@ def test_spark_ingest_gives_the_store_tables_and_evaluates_in_the_same_stage(spa
     assert got.duplicates == 1
     tables = got.arrow()  # every table in one job
     for name in TABLES:
-        assert _rows(tables[name]) == _rows(res.table(name)), name
+        assert _rows(tables[name]) == _rows(_stored(res.store, name)), name
+    assert tables["traces"].num_rows == s.traces  # every trace listed once
     assert _rows(tables["verdicts"]) == _rows(res.verdicts)
     assert _rows(tables["violations"]) == _rows(res.violations)
     # the DataFrames hold the same rows
@@ -107,9 +116,70 @@ def test_spark_ingest_groups_by_conversation_as_the_store_does(spark, corpus):
 
     store = Store.open()
     ingest([str(corpus)], store, group_by="conversation")
-    expected = store.con.sql("SELECT * FROM events").to_arrow_table()
+    expected = _stored(store, "events")
     got = spark_ingest(spark, [str(corpus)], group_by="conversation", range_bytes=8192)
     assert _rows(got.events.toArrow()) == _rows(expected)
+    assert _rows(got.traces.toArrow()) == _rows(_stored(store, "traces"))
     # both traces of conv-x are one trace of the conversation, in time order
     conv = [(r["seq"], r["tool"]) for r in expected.to_pylist() if r["trace_id"] == "conv-x"]
     assert sorted(conv) == [(0, "approve"), (1, "approve"), (2, "deploy")]
+
+
+INSTRUMENTED = REPO / "fixtures" / "instrumented"
+PACK = REPO / "tests" / "instrumented" / "pack.yaml"
+SILENT = "43e4885a2dec47de893954891288852e"
+"""The ``silent`` scenario of ``openai_v2_logs.truth.json``: a root span and no step."""
+ROOT_ONLY = "ab" * 16
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: Any) -> Path:
+    """Captures of the official instrumentation that put message content in OTLP log
+    records, each in another file than its spans: JSON lines read in several byte
+    ranges, a protobuf logs file sorted (so read) before its traces file, a capture
+    without content; and a trace of one HTTP span (no event)."""
+    d = tmp_path_factory.mktemp("spark-logs")
+    logs = gzip.decompress((INSTRUMENTED / "openai_v2_logs.logs.jsonl.gz").read_bytes())
+    (d / "v2.logs.jsonl").write_bytes(logs)  # uncompressed: cut into ranges
+    shutil.copy(INSTRUMENTED / "openai_v2_logs.traces.jsonl.gz", d / "v2.traces.jsonl.gz")
+    shutil.copy(INSTRUMENTED / "openai_v2_events.logs.pb.gz", d / "0-events.logs.pb.gz")
+    shutil.copy(INSTRUMENTED / "openai_v2_events.traces.pb.gz", d / "1-events.traces.pb.gz")
+    for part in ("logs", "traces"):
+        name = f"openai_v2_nocontent.{part}.jsonl.gz"
+        shutil.copy(INSTRUMENTED / name, d / name)
+    span = {"traceId": ROOT_ONLY, "spanId": "cd" * 8, "name": "GET /health",
+            "startTimeUnixNano": "1000", "endTimeUnixNano": "2000"}  # fmt: skip
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    (d / "health.jsonl").write_text(json.dumps(doc) + "\n")
+    return d
+
+
+def test_spark_ingest_attaches_log_records_and_judges_empty_traces(spark, logged):
+    from sponsio_audit.spark import ingest as spark_ingest
+
+    cfg = load_config([PACK])
+    res = audit([str(logged)], cfg)
+    got = spark_ingest(spark, [str(logged)], config=cfg, range_bytes=2048)
+    tables = got.arrow()
+    for name in TABLES:
+        assert _rows(tables[name]) == _rows(_stored(res.store, name)), name
+    assert _rows(tables["verdicts"]) == _rows(res.verdicts)
+    assert _rows(tables["violations"]) == _rows(res.violations)
+    # the log records are read, none listed as skipped, and give the spans their content
+    assert tables["span_logs"].num_rows > 0
+    assert tables["skipped"].num_rows == 0
+    v2 = json.loads((INSTRUMENTED / "openai_v2_logs.truth.json").read_text())
+    rm = next(s for s in v2["scenarios"] if s["name"] == "bash_rm")
+    calls = [
+        (e["tool"], json.loads(e["args"]))
+        for e in tables["events"].to_pylist()
+        if e["trace_id"] == rm["trace_id"] and e["type"] == "tool_call"
+    ]
+    assert ("bash", {"command": "rm -rf /tmp/build"}) in calls
+    # the traces with no event are listed and judged: one verdict per guarantee
+    traces = {r["trace_id"]: r["events"] for r in tables["traces"].to_pylist()}
+    assert traces[SILENT] == 0 and traces[ROOT_ONLY] == 0
+    guarantees = sum(len(c.guarantees) for c in cfg.contracts)
+    for trace in (SILENT, ROOT_ONLY):
+        judged = [r for r in tables["verdicts"].to_pylist() if r["trace_id"] == trace]
+        assert len(judged) == guarantees, trace
