@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from sponsio_audit.engine import empty_raw
 from sponsio_audit.evaluation import AuditTables, evaluations, permissions_of
-from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.spark.arrow import plain, spark_schema
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
 
@@ -134,8 +134,10 @@ def audit(
     """
     permissions_of(config)  # contracts without their permissions: refused here, on the driver
     missing = [n for n in EVENT_SCHEMA.names if n not in events.columns]
-    if missing:
+    if any(n not in OPTIONAL_COLUMNS for n in missing):
         raise ValueError(f"events lack the column(s) {', '.join(missing)}")
+    for name in missing:  # never-shared prompts: the columns may be left out, as in evaluate
+        events = events.withColumn(name, F.lit(None).cast("bigint"))
     df = events.select(*EVENT_SCHEMA.names)
     by = F.col("trace_id")
     df = df.repartition(partitions, by) if partitions else df.repartition(by)

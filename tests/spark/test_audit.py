@@ -128,3 +128,20 @@ def test_contracts_without_permissions_or_columns_are_refused(spark):
         spark_audit.audit(df, cfg.contracts)
     with pytest.raises(ValueError, match="agent"):
         spark_audit.audit(df.drop("agent"), cfg)
+
+
+def test_events_without_the_shared_prompt_columns_are_audited(spark):
+    """Events from another producer that never shares a prompt may leave out
+    ``prompt_from``/``prompt_chars`` (``event.OPTIONAL_COLUMNS``), as ``evaluate`` allows:
+    the same tables as with the columns."""
+    from sponsio_audit import spark as spark_audit
+    from sponsio_audit.event import OPTIONAL_COLUMNS
+
+    cfg = load_config([HERE / "sponsio.yaml"])
+    res = audit([HERE / "traces"], cfg)
+    events = res.table("events")
+    assert all(c in events.column_names for c in OPTIONAL_COLUMNS)
+    bare = spark.createDataFrame(events.drop_columns(list(OPTIONAL_COLUMNS)))
+    got_v, got_x = spark_audit.audit(bare, cfg)
+    assert _rows(got_v.toArrow()) == _rows(res.verdicts)
+    assert _rows(got_x.toArrow()) == _rows(res.violations)
