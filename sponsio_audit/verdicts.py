@@ -105,17 +105,52 @@ def _lookup(contracts: Sequence[Contract], ids: pa.ChunkedArray, g: pa.ChunkedAr
     }
 
 
-def _take(events: pa.Table, column: str, rows: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return pc.take(events.column(column), rows)
+class _Events:
+    """Columns of the events table made contiguous once (a take on a many-chunk
+    column costs far more than on one array)."""
+
+    def __init__(self, events: pa.Table) -> None:
+        self.events = events
+        self._cols: dict[str, pa.Array] = {}
+
+    def take(self, column: str, rows: pa.Array | pa.ChunkedArray) -> pa.Array:
+        col = self._cols.get(column)
+        if col is None:
+            whole = self.events.column(column)
+            col = whole.chunk(0) if whole.num_chunks == 1 else whole.combine_chunks()
+            self._cols[column] = col
+        return pc.take(col, rows)
+
+
+def _ranks(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Each row's rank among the column's distinct strings (ascending, as ``sort_by``)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    enc = pc.dictionary_encode(column)
+    order = pc.sort_indices(enc.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[enc.indices.to_numpy(zero_copy_only=False)]
+
+
+def _sorted(raw: pa.Table) -> pa.Table:
+    """``raw`` sorted by (trace_id, contract_id, guarantee): integer keys (the ranks of the
+    strings) in a stable NumPy sort, the same order as Arrow's string ``sort_by``."""
+    if raw.num_rows < 2:
+        return raw
+    g = raw.column("guarantee").to_numpy()
+    order = np.lexsort((g, _ranks(raw.column("contract_id")), _ranks(raw.column("trace_id"))))
+    if np.array_equal(order, np.arange(len(order))):
+        return raw
+    return raw.take(pa.array(order))
 
 
 def build_tables(
     raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]
 ) -> tuple[pa.Table, pa.Table]:
     """The ``verdicts`` and ``violations`` tables of an engine's raw table (sorted)."""
-    raw = raw.sort_by(
-        [("trace_id", "ascending"), ("contract_id", "ascending"), ("guarantee", "ascending")]
-    )
+    raw = _sorted(raw)
+    ev = _Events(events)
     by_id = {c.id: c for c in contracts}
     info = _lookup(contracts, raw.column("contract_id"), raw.column("guarantee"))
     verdicts = pa.table(
@@ -126,8 +161,8 @@ def build_tables(
             "guarantee_text": info["guarantee_text"],
             "verdict": raw.column("verdict"),
             "kind": raw.column("kind"),
-            "blame_seq": _take(events, "seq", raw.column("blame_row")),
-            "opened_seq": _take(events, "seq", raw.column("opened_row")),
+            "blame_seq": ev.take("seq", raw.column("blame_row")),
+            "opened_seq": ev.take("seq", raw.column("opened_row")),
             "offending": pc.fill_null(pc.list_value_length(raw.column("offending_rows")), 0).cast(
                 pa.int64()
             ),
@@ -150,11 +185,11 @@ def build_tables(
     v = bad.take(parent)
     at = pc.take(bad_rows, parent)  # each violation row's row in ``raw``
     binfo = {name: pc.take(col, at) for name, col in info.items()}
-    seq = _take(events, "seq", rows)
-    tool = _take(events, "tool", rows)
+    seq = ev.take("seq", rows)
+    tool = ev.take("tool", rows)
     opened_row = v.column("opened_row")
-    opened_seq = _take(events, "seq", opened_row)
-    opened_tool = _take(events, "tool", opened_row)
+    opened_seq = ev.take("seq", opened_row)
+    opened_tool = ev.take("tool", opened_row)
     evidence = _evidence(
         by_id,
         v.column("contract_id"),
@@ -182,13 +217,13 @@ def build_tables(
             "strategy": binfo["strategy"],
             "seq": seq,
             "blamed": pc.fill_null(pc.equal(rows, v.column("blame_row")), True),
-            "span_id": _take(events, "span_id", rows),
+            "span_id": ev.take("span_id", rows),
             "tool": tool,
-            "agent": _take(events, "agent", rows),
+            "agent": ev.take("agent", rows),
             "evidence": pa.array(evidence, pa.string()),
             "opened_seq": opened_seq,
-            "file_id": _take(events, "file_id", rows),
-            "record": _take(events, "record", rows),
+            "file_id": ev.take("file_id", rows),
+            "record": ev.take("record", rows),
         },
         schema=VIOLATION_SCHEMA,
     )
