@@ -37,7 +37,7 @@ from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.verdicts import build_tables
+from sponsio_audit.verdicts import build_tables, in_order
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 Permissions = Mapping[str, frozenset[str]]
@@ -218,9 +218,8 @@ def audit(
         ev, vi = build_tables(
             empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
         )
-        keys = [(k, "ascending") for k in ("trace_id", "contract_id", "guarantee")]
-        verdicts = pa.concat_tables([verdicts, ev]).sort_by(keys)
-        violations = pa.concat_tables([violations, vi]).sort_by(keys)
+        verdicts = in_order(pa.concat_tables([verdicts, ev]))
+        violations = in_order(pa.concat_tables([violations, vi]))
     _save(
         store,
         verdicts=verdicts,

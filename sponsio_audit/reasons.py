@@ -113,8 +113,10 @@ def _first_unknown(contract: Contract, formula: Formula, rows: list[dict[str, An
 def explain(raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]) -> pa.Array:
     """The ``reason`` column of ``raw`` (RAW_SCHEMA) with every unverifiable and skipped
     verdict explained (``events`` sorted by trace and seq, as the engines read them)."""
-    verdict = raw.column("verdict")
-    undecided = pc.is_in(verdict, value_set=pa.array([UNVERIFIABLE, SKIPPED], pa.string()))
+    verdict = raw.column("verdict")  # a dictionary column: is_in reads its values once
+    undecided = pc.fill_null(
+        pc.is_in(verdict, value_set=pa.array([UNVERIFIABLE, SKIPPED], pa.string())), False
+    )
     where = pc.indices_nonzero(undecided)
     if not len(where):
         return raw.column("reason")

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.api import summary
 from sponsio_audit.ingest import Store
+from sponsio_audit.verdicts import ranks
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -144,23 +145,6 @@ def _has(store: Store, table: str) -> bool:
         .fetchall()
     )
     return bool(row and row[0][0])
-
-
-def ranks(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Each row's rank among the column's distinct values (ascending; nulls last)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(column.type.value_type)
-    enc = pc.dictionary_encode(column)
-    order = pc.sort_indices(enc.dictionary).to_numpy()
-    rank = np.empty(len(order) + 1, dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    rank[len(order)] = len(order)  # null
-    codes = enc.indices.to_numpy(zero_copy_only=False)
-    if enc.indices.null_count:
-        codes = np.where(np.asarray(enc.indices.is_valid()), codes, len(order)).astype(np.int64)
-    return rank[codes]
 
 
 def _sort_violations(table: pa.Table) -> pa.Table:

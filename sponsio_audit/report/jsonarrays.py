@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.report.xmlchars import legal
+from sponsio_audit.verdicts import ranks
 
 EVENT_KEYS = (
     ("seq", "seq"),
@@ -155,8 +156,6 @@ def violations_text(
 
 def _group_codes(table: pa.Table) -> np.ndarray:
     """One integer per distinct (trace, contract, guarantee) of the rows."""
-    from sponsio_audit.report.data import ranks
-
     t = ranks(table.column("trace_id"))
     c = ranks(table.column("contract_id"))
     g = table.column("guarantee").to_numpy().astype(np.int64)
