@@ -60,16 +60,39 @@ def _encoded(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     return pc.take(out, codes)
 
 
-def _object(pairs: list[tuple[str, pa.Array]], indent: int, lead: str = "") -> pa.Array:
-    """``lead{ "k": v, … }`` per row, keys at ``indent`` + 2 spaces, the closing brace at
-    ``indent``."""
+def _pieces(pairs: list[tuple[str, Any]], indent: int, lead: Any = "") -> list[Any]:
+    """The pieces of ``lead{ "k": v, … }`` per row, keys at ``indent`` + 2 spaces, the closing
+    brace at ``indent``; a value is an array or a list of pieces (a nested object)."""
     inner = " " * (indent + 2)
-    parts: list[Any] = [_lit(lead + "{\n")]
+    parts: list[Any] = [*(lead if isinstance(lead, list) else [lead]), "{\n"]
     for i, (key, values) in enumerate(pairs):
         sep = ",\n" if i < len(pairs) - 1 else "\n"
-        parts += [_lit(f"{inner}{orjson.dumps(key).decode()}: "), values, _lit(sep)]
-    parts.append(_lit(" " * indent + "}"))
-    return pc.binary_join_element_wise(*parts, _lit(""))
+        parts.append(f"{inner}{orjson.dumps(key).decode()}: ")
+        parts += values if isinstance(values, list) else [values]
+        parts.append(sep)
+    parts.append(" " * indent + "}")
+    return parts
+
+
+def _joined(parts: list[Any]) -> pa.Array:
+    """The pieces joined per row (neighbouring literals merged first)."""
+    merged: list[Any] = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        elif not (isinstance(p, str) and not p):
+            merged.append(p)
+    args = [_lit(p) if isinstance(p, str) else p for p in merged]
+    return pc.binary_join_element_wise(*args, _lit(""))
+
+
+def _runs(texts: pa.Array, bounds: np.ndarray) -> pa.Array:
+    """Row i: the texts ``bounds[i]``..``bounds[i + 1]`` end to end, without a copy (the
+    slices of the texts' one data buffer)."""
+    _, offsets, data = texts.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int64, count=len(texts) + 1, offset=texts.offset * 8)
+    starts = offs[bounds].astype(np.int64)
+    return pa.LargeStringArray.from_buffers(len(bounds) - 1, pa.py_buffer(starts), data)
 
 
 def _lit(text: str) -> pa.Scalar:
@@ -79,24 +102,38 @@ def _lit(text: str) -> pa.Scalar:
 def _fingerprints(
     table: pa.Table, rows: np.ndarray, contract: Callable[[str], dict[str, Any]]
 ) -> list[str]:
-    """``baseline.fingerprint`` of the rows ``rows`` of ``table``, once per distinct input."""
+    """``baseline.fingerprint`` of the rows ``rows`` of ``table``, once per distinct input
+    (the evidence sentence counts only where the guarantee has no pattern)."""
     from sponsio_audit.report.baseline import fingerprint
 
     names = ["contract_id", "guarantee", "guarantee_text", "tool", "evidence"]
-    has_matched = "matched" in table.column_names
-    if has_matched:
+    if "matched" in table.column_names:
         names.append("matched")
-    at = pa.array(rows)
-    cols = [table.column(n).take(at).to_pylist() for n in names]
-    out = []
-    done: dict[tuple[Any, ...], str] = {}
-    for key in zip(*cols, strict=True):
-        fp = done.get(key)
-        if fp is None:
-            v = dict(zip(names, key, strict=True))
-            fp = done[key] = fingerprint(v, contract(str(v["contract_id"])))
-        out.append(fp)
-    return out
+    sub = table.select(names).take(pa.array(rows))
+    codes = {n: ranks(sub.column(n)) for n in names}
+    pair = _dense(codes["contract_id"], codes["guarantee"])
+    _, first_of_pair = np.unique(pair, return_index=True)
+    patterned = np.zeros(int(pair.max()) + 1, dtype=bool)
+    cids = sub.column("contract_id").to_pylist()
+    gs = sub.column("guarantee").to_pylist()
+    for k in first_of_pair.tolist():
+        ps = contract(str(cids[k])).get("patterns") or []
+        patterned[pair[k]] = bool(int(gs[k]) < len(ps) and ps[int(gs[k])])
+    evidence = np.where(patterned[pair], -1, codes["evidence"])
+    key = pair
+    for n in names[2:]:
+        key = _dense(key, evidence if n == "evidence" else codes[n])
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    picked = sub.take(pa.array(first)).to_pylist()
+    fps = [fingerprint(v, contract(str(v["contract_id"]))) for v in picked]
+    return [fps[i] for i in np.asarray(inverse).ravel().tolist()]
+
+
+def _dense(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One dense code per distinct pair (a, b) of codes."""
+    b = b - b.min() if len(b) else b
+    joint = a.astype(np.int64) * (int(b.max()) + 1 if len(b) else 1) + b
+    return np.asarray(np.unique(joint, return_inverse=True)[1], dtype=np.int64).ravel()
 
 
 def violations_text(
@@ -122,16 +159,20 @@ def violations_text(
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     step = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], counts)
     item_rows = pa.array(others[np.repeat(lo, counts) + step], pa.int64())
-    texts = _object(
-        [(k, enc[c].take(item_rows)) for k, c in EVENT_KEYS], indent + 4, lead=pad + "    "
+    first = np.zeros(len(step), dtype=bool)
+    first[offsets[:-1][counts > 0]] = True
+    lead = pc.if_else(pa.array(first), _lit("\n"), _lit(",\n"))
+    items = _joined(
+        _pieces(
+            [(k, enc[c].take(item_rows)) for k, c in EVENT_KEYS], indent + 4, [lead, pad + "    "]
+        )
     )
-    lists = pa.LargeListArray.from_arrays(pa.array(offsets), texts)
-    joined = pc.binary_join(lists, _lit(",\n"))
-    offending = pc.if_else(
-        pa.array(counts == 0),
-        _lit("[]"),
-        pc.binary_join_element_wise(_lit("[\n"), joined, _lit(f"\n{pad}  ]"), _lit("")),
-    )
+    empty = pa.array(counts == 0)
+    offending = [
+        pc.if_else(empty, _lit("[]"), _lit("[")),
+        _runs(items, offsets),
+        pc.if_else(empty, _lit(""), _lit(f"\n{pad}  ]")),
+    ]
     at = pa.array(blamed)
     fps = _fingerprints(table, blamed, contract)
     fields = [
@@ -142,16 +183,16 @@ def violations_text(
         ("kind", _encoded(table.column("kind")).take(at)),
         ("severity", _encoded(table.column("severity")).take(at)),
         ("strategy", _encoded(table.column("strategy")).take(at)),
-        ("blamed", _object([(k, enc[c].take(at)) for k, c in EVENT_KEYS], indent + 2)),
+        ("blamed", _pieces([(k, enc[c].take(at)) for k, c in EVENT_KEYS], indent + 2)),
         ("opened_seq", _encoded(table.column("opened_seq")).take(at)),
         ("offending", offending),
         ("fingerprint", pa.array([f'"{fp}"' for fp in fps], TEXT)),
     ]
-    entries = _object(fields, indent, lead=pad)
-    whole = pc.binary_join(
-        pa.LargeListArray.from_arrays(pa.array([0, len(entries)]), entries), _lit(",\n")
-    )
-    return "".join(("[\n", str(whole[0].as_py()), "\n", " " * (indent - 2), "]"))
+    entries = _joined(_pieces(fields, indent, ",\n" + pad))
+    _, offsets_buf, data = entries.buffers()
+    offs = np.frombuffer(offsets_buf, dtype=np.int64, count=len(entries) + 1)
+    body = str(memoryview(data)[int(offs[0]) + 2 : int(offs[-1])], "utf-8")  # no first ",\n"
+    return "".join(("[\n", body, "\n", " " * (indent - 2), "]"))
 
 
 def _group_codes(table: pa.Table) -> np.ndarray:
