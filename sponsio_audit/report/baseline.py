@@ -200,24 +200,28 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     finally:
         cur.close()
     events = {(r[0], r[1]): r[2:] for r in rows}
+    at = pc.indices_nonzero(blamed)
     names = ("trace_id", "seq", "contract_id", "guarantee", "guarantee_text")
-    cols = [table.column(n).to_pylist() for n in names]
-    flags = blamed.to_pylist()
+    cols = [picked.column(n).to_pylist() for n in names]
+    texts: dict[tuple[Any, ...], str] = {}
     found: dict[tuple[Any, ...], str] = {}
-    out: list[str | None] = []
-    for flag, tid, seq, cid, g, text in zip(flags, *cols, strict=True):
-        event = events.get((tid, seq)) if flag else None
+    out: list[str | None] = [None] * table.num_rows
+    for i, tid, seq, cid, g, text in zip(at.to_pylist(), *cols, strict=True):
+        event = events.get((tid, seq))
         if event is None:
-            out.append(None)
             continue
-        row = {"guarantee": g, "guarantee_text": text}
-        key = (guarantee_text(row, data.contract(cid)), *event)
+        gt = texts.get((cid, g, text))
+        if gt is None:
+            gt = texts[(cid, g, text)] = guarantee_text(
+                {"guarantee": g, "guarantee_text": text}, data.contract(cid)
+            )
+        key = (gt, *event)
         if key not in found:
             tool, args, content, prompt = event
             found[key] = matched_argument(
-                key[0], {"tool": tool, "args": args, "content": content, "prompt": prompt}
+                gt, {"tool": tool, "args": args, "content": content, "prompt": prompt}
             )
-        out.append(found[key])
+        out[i] = found[key]
     if "matched" in table.column_names:
         table = table.drop_columns(["matched"])
     return replace(data, violation_table=table.append_column("matched", pa.array(out, pa.string())))
