@@ -45,9 +45,8 @@ from sponsio_audit.event import event_from_row
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl import patterns
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.report import baseline
+from sponsio_audit.report import baseline, jsonfmt
 from sponsio_audit.report import data as report_data
-from sponsio_audit.report import jsonfmt
 
 TOOL = "search_hotels"  # the file's one tool
 PATTERNS: list[tuple[str, list[Any]]] = [
