@@ -86,8 +86,11 @@ class ReportData:
 
     @cached_property
     def blamed(self) -> list[dict[str, Any]]:
-        """One row per violation (the blamed event), in report order."""
-        return [v for v in self.violations if v["blamed"]]
+        """One row per violation (the blamed event), in report order (only these rows are
+        made Python dicts: a summary line or ``--fail-on`` needs no others)."""
+        t = self.violation_table
+        rows: list[dict[str, Any]] = t.filter(pc.fill_null(t.column("blamed"), False)).to_pylist()
+        return rows
 
     @cached_property
     def _contracts_by_id(self) -> dict[str, dict[str, Any]]:
