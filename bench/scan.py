@@ -4,7 +4,9 @@ Generates ``bench/ingest.py``'s GenAI file (``--spans``, default 200,000),
 then runs what ``sponsio-audit scan FILE -f json`` runs, stage by stage in
 this process: ingest into an in-memory store, ``api.audit`` (events query,
 columnar engine, verdict and violation tables, saving them), the report
-tables (``report.data.load``) and the JSON rendering. Prints wall and CPU
+tables (``report.data.load``), the matched arguments of the blamed events
+(``baseline.with_matches``, which ``scan`` runs for the fingerprints) and
+the JSON rendering. Prints wall and CPU
 (``time.process_time``) seconds per stage, spans/s end to end, and the load
 average (the machine is shared: CPU time is the steadier figure; best of
 ``--repeat`` by CPU).
@@ -43,8 +45,8 @@ from sponsio_audit.event import event_from_row
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl import patterns
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.report import baseline, jsonfmt
 from sponsio_audit.report import data as report_data
-from sponsio_audit.report import jsonfmt
 
 TOOL = "search_hotels"  # the file's one tool
 PATTERNS: list[tuple[str, list[Any]]] = [
@@ -97,6 +99,8 @@ def run_scan(path: Path, cs: list[Contract]) -> tuple[dict[str, tuple[float, flo
     stages["audit"] = (w, c)
     data, w, c = _timed(lambda: report_data.load(store, timelines=False))
     stages["report tables"] = (w, c)
+    data, w, c = _timed(lambda: baseline.with_matches(store, data))
+    stages["matched arguments"] = (w, c)
     text, w, c = _timed(lambda: jsonfmt.render(data))
     stages["rendering (json)"] = (w, c)
     return stages, (store, s), text

@@ -14,14 +14,10 @@ How views are formed (SEMANTICS.md §1) is documented in ``engine``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +35,30 @@ from sponsio_audit.ingest.limits import DEFAULT as DEFAULT_LIMITS
 from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.store import TABLES
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.verdicts import build_tables
+from sponsio_audit.provenance import (
+    SEMANTICS_VERSION,
+    SOURCES_SCHEMA,
+    provenance,
+    replace_tables,
+    save_provenance,
+    sources_table,
+)
+from sponsio_audit.verdicts import build_tables, in_order
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
+
+__all__ = [
+    "SEMANTICS_VERSION",
+    "SOURCES_SCHEMA",
+    "AuditResult",
+    "Summary",
+    "audit",
+    "contracts_table",
+    "provenance",
+    "read_parquet",
+    "save_provenance",
+    "sources_table",
+    "summary",
+]
 
 Permissions = Mapping[str, frozenset[str]]
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -51,10 +69,6 @@ AUDIT_TABLES = ("verdicts", "violations", "contracts", "audit_stats", "provenanc
 """The tables ``audit`` writes beside ingest's."""
 STORE_TABLES = (*TABLES, *AUDIT_TABLES)
 """Every table of a stored audit: what ``scan --db`` replaces and ``AuditResult.table`` reads."""
-SEMANTICS_VERSION = "1"
-"""Revision of the verdict semantics (docs' SEMANTICS.md) the engines implement; bumped
-when a verdict of the same trace and contract may change."""
-
 CONTRACTS_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),
@@ -73,15 +87,6 @@ CONTRACTS_SCHEMA = pa.schema(
 )
 """The ``contracts`` table: one row per contract audited, lists per guarantee; ``file`` and
 ``line`` locate it in its sponsio.yaml (null when given from Python)."""
-
-SOURCES_SCHEMA = pa.schema(
-    [
-        pa.field("path", pa.string()),
-        pa.field("pack", pa.string()),
-        pa.field("found_by", pa.string(), nullable=False),
-    ]
-)
-"""The ``sources`` table: the contract files and packs in force, and how each was chosen."""
 
 
 @dataclass(frozen=True)
@@ -216,10 +221,9 @@ def audit(
         ev, vi = build_tables(
             empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
         )
-        keys = [(k, "ascending") for k in ("trace_id", "contract_id", "guarantee")]
-        verdicts = pa.concat_tables([verdicts, ev]).sort_by(keys)
-        violations = pa.concat_tables([violations, vi]).sort_by(keys)
-    _save(
+        verdicts = in_order(pa.concat_tables([verdicts, ev]))
+        violations = in_order(pa.concat_tables([violations, vi]))
+    replace_tables(
         store,
         verdicts=verdicts,
         violations=violations,
@@ -261,102 +265,11 @@ def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
 
 
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def provenance(
-    store: Store,
-    contracts: Sequence[Contract],
-    config_files: Sequence[str | Path],
-    started: datetime,
-    command: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """What ran, when, on what: tool and semantics version, start time, command line, each
-    contract file (the configuration's files, then any other file a contract came from)
-    with its sha256, pack name and contract count, each input file with its counts."""
-    from sponsio_audit.config import shipped_packs
-
-    try:
-        tool_version = version("sponsio-audit")
-    except PackageNotFoundError:
-        tool_version = "unknown"
-    packs = {p.resolve(): name for name, p in shipped_packs()}
-    paths = [str(Path(p).resolve()) for p in config_files]
-    paths += [c.origin[0] for c in contracts if c.origin]
-    contract_files = [
-        {
-            "path": path,
-            "pack": packs.get(Path(path)),
-            "sha256": _sha256(Path(path)),
-            "contracts": sum(1 for c in contracts if c.origin and c.origin[0] == path),
-        }
-        for path in dict.fromkeys(paths)
-    ]
-    cur = store.con.cursor().execute(
-        "SELECT f.path, f.format, f.bytes, f.sha256, f.records, f.skipped, "
-        "(SELECT count(*) FROM spans s WHERE s.file_id = f.file_id) AS spans, "
-        "(SELECT count(*) FROM events e WHERE e.file_id = f.file_id) AS events "
-        "FROM files f ORDER BY f.file_id"
-    )
-    names = [d[0] for d in cur.description or ()]
-    inputs = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-    return {
-        "tool": "sponsio-audit",
-        "tool_version": tool_version,
-        "semantics_version": SEMANTICS_VERSION,
-        "run_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": list(sys.argv if command is None else command),
-        "contract_files": contract_files,
-        "inputs": inputs,
-    }
-
-
-def sources_table(sources: Sequence[ConfigSource]) -> pa.Table:
-    """The ``sources`` table of the config sources given to ``audit``."""
-    rows = [{"path": s.path, "pack": s.pack, "found_by": s.found_by} for s in sources]
-    return pa.Table.from_pylist(rows, schema=SOURCES_SCHEMA)
-
-
-def save_provenance(
-    store: Store,
-    contracts: Sequence[Contract],
-    config_files: Sequence[str | Path],
-    started: datetime,
-    sources: Sequence[ConfigSource] = (),
-    command: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """Store the provenance and sources of an audit (``audit``, and ``scan --engine spark``,
-    whose tables Spark made); the provenance."""
-    prov = provenance(store, contracts, config_files, started, command)
-    _save(
-        store,
-        provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),
-        sources=sources_table(sources),
-    )
-    return prov
-
-
-def _save(store: Store, **tables: pa.Table) -> None:
-    """Replace the store's tables (Arrow registration, no SQL built from data)."""
-    con = store.con.cursor()  # own cursor: no clash with an unfinished result of the store's
-    try:
-        for name, table in tables.items():
-            con.register("_incoming", table)
-            con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM _incoming')
-            con.unregister("_incoming")
-    finally:
-        con.close()
-
-
 def summary(store: Store) -> Summary:
     """The totals of the audit stored in ``store`` (after ``audit``), read from its tables."""
 
     def scalar(sql: str) -> int:
-        rows = store.con.cursor().execute(sql).fetchall()  # own cursor, as in ``_save``
+        rows = store.con.cursor().execute(sql).fetchall()  # own cursor, as in ``replace_tables``
         return int(rows[0][0] or 0) if rows else 0
 
     def counts(sql: str, order: Sequence[str]) -> dict[str, int]:

@@ -27,7 +27,7 @@ from sponsio_audit.atoms import view
 from sponsio_audit.atoms.online import ground_events
 from sponsio_audit.event import event_from_row, resolve_prompts
 from sponsio_audit.ltl.contract import Contract, judge
-from sponsio_audit.verdicts import RAW_SCHEMA
+from sponsio_audit.verdicts import RAW_SCHEMA, TEXT, as_text
 from sponsio_audit.vocab import NOT_APPLICABLE, UNVERIFIABLE, VIOLATED
 
 Perms = Mapping[str, frozenset[str]]
@@ -144,7 +144,7 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
         return RAW_SCHEMA.empty_table()
     layout = Segments.of_ids(events.column("trace_id"))
     trace, n = layout.seg, layout.n_segments
-    trace_ids = events.column("trace_id").take(pa.array(layout.first_rows()))
+    trace_ids = events.column("trace_id").take(pa.array(layout.first_rows())).combine_chunks()
     groups: dict[tuple[str, bool], list[Contract]] = {}
     for c in contracts:
         groups.setdefault((c.agent, c.per_agent), []).append(c)
@@ -173,7 +173,7 @@ def _map_rows(rows: pa.ChunkedArray, rowmap: np.ndarray) -> pa.Array:
 def _to_raw(
     out: pa.Table,
     rowmap: np.ndarray,
-    trace_ids: pa.ChunkedArray,
+    trace_ids: pa.Array,
     present: np.ndarray,
     per_agent: bool,
     contracts: Sequence[Contract],
@@ -183,13 +183,16 @@ def _to_raw(
     flat = _map_rows(off.flatten(), rowmap)
     offending = pa.ListArray.from_arrays(off.offsets, flat)
     trace_no = out.column("trace").to_numpy()
+    # trace and contract ids as codes into their distinct values, not a copy per row
     raw = pa.table(
         {
-            "trace_id": trace_ids.take(pa.array(trace_no)),
-            "contract_id": out.column("contract"),
+            "trace_id": pa.DictionaryArray.from_arrays(
+                pa.array(trace_no.astype(np.int32)), trace_ids
+            ),
+            "contract_id": as_text(out.column("contract")),
             "guarantee": out.column("guarantee"),
-            "verdict": out.column("verdict").cast(pa.string()),
-            "kind": out.column("kind").cast(pa.string()),
+            "verdict": out.column("verdict").cast(TEXT),
+            "kind": out.column("kind").cast(TEXT),
             "blame_row": _map_rows(out.column("blame_row"), rowmap),
             "opened_row": _map_rows(out.column("opened_row"), rowmap),
             "offending_rows": offending,

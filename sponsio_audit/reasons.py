@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -133,15 +134,22 @@ def _first_unknown(contract: Contract, formula: Formula, rows: list[dict[str, An
 def explain(raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]) -> pa.Array:
     """The ``reason`` column of ``raw`` (RAW_SCHEMA) with every unverifiable and skipped
     verdict explained (``events`` sorted by trace and seq, as the engines read them)."""
-    reasons = raw.column("reason").to_pylist()
-    verdicts = raw.column("verdict").to_pylist()
-    todo = [i for i, v in enumerate(verdicts) if v in (UNVERIFIABLE, SKIPPED)]
-    if not todo:
+    verdict = raw.column("verdict")  # a dictionary column: is_in reads its values once
+    undecided = pc.fill_null(
+        pc.is_in(verdict, value_set=pa.array([UNVERIFIABLE, SKIPPED], pa.string())), False
+    )
+    where = pc.indices_nonzero(undecided)
+    if not len(where):
         return raw.column("reason")
+    # only the undecided rows are read into Python (a verdict table can hold millions)
+    picked = raw.select(["trace_id", "contract_id", "guarantee", "verdict", "reason"]).take(where)
+    tids = picked.column("trace_id").to_pylist()
+    cids = picked.column("contract_id").to_pylist()
+    gs = picked.column("guarantee").to_pylist()
+    verdicts = picked.column("verdict").to_pylist()
+    reasons = picked.column("reason").to_pylist()
+    todo = range(len(tids))
     by_id = {c.id: c for c in contracts}
-    cids = raw.column("contract_id").to_pylist()
-    gs = raw.column("guarantee").to_pylist()
-    tids = raw.column("trace_id").to_pylist()
     need = sorted({tids[i] for i in todo if verdicts[i] == UNVERIFIABLE})
     rows: dict[str, list[dict[str, Any]]] = {}
     if need and events.num_rows:
@@ -165,4 +173,8 @@ def explain(raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]) -> p
         if reasons[i] == ASSUMPTION_UNKNOWN and c.assumption() is not None:
             formula, prefix = c.assumption(), f"{ASSUMPTION_UNKNOWN}: "
         reasons[i] = prefix + _first_unknown(c, formula, rows.get(tids[i], []))
-    return pa.array(reasons, pa.string())
+    # the explained reasons back at their rows, every other row keeping its own
+    slot = np.full(raw.num_rows, -1, dtype=np.int64)
+    slot[where.to_numpy()] = np.arange(len(tids), dtype=np.int64)
+    taken = pa.array([*reasons, None], pa.string()).take(np.where(slot < 0, len(tids), slot))
+    return pc.if_else(undecided, taken, raw.column("reason"))

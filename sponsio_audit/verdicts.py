@@ -30,11 +30,11 @@ TEXT = pa.dictionary(pa.int32(), pa.string())
 
 RAW_SCHEMA = pa.schema(
     [
-        pa.field("trace_id", pa.string(), nullable=False),
-        pa.field("contract_id", pa.string(), nullable=False),
+        pa.field("trace_id", TEXT, nullable=False),
+        pa.field("contract_id", TEXT, nullable=False),
         pa.field("guarantee", pa.int32(), nullable=False),
-        pa.field("verdict", pa.string(), nullable=False),
-        pa.field("kind", pa.string()),
+        pa.field("verdict", TEXT, nullable=False),
+        pa.field("kind", TEXT),
         pa.field("blame_row", pa.int64()),
         pa.field("opened_row", pa.int64()),
         pa.field("offending_rows", pa.list_(pa.int64())),
@@ -45,19 +45,22 @@ RAW_SCHEMA = pa.schema(
 
 VERDICT_SCHEMA = pa.schema(
     [
-        pa.field("trace_id", pa.string(), nullable=False),
-        pa.field("contract_id", pa.string(), nullable=False),
+        pa.field("trace_id", TEXT, nullable=False),
+        pa.field("contract_id", TEXT, nullable=False),
         pa.field("guarantee", pa.int32(), nullable=False),
         pa.field("guarantee_text", TEXT),
-        pa.field("verdict", pa.string(), nullable=False),
-        pa.field("kind", pa.string()),
+        pa.field("verdict", TEXT, nullable=False),
+        pa.field("kind", TEXT),
         pa.field("blame_seq", pa.int64()),
         pa.field("opened_seq", pa.int64()),
         pa.field("offending", pa.int64()),
         pa.field("reason", pa.string()),
     ]
 )
-"""One row per (trace, contract, guarantee). ``offending`` counts offending events."""
+"""One row per (trace, contract, guarantee). ``offending`` counts offending events. The
+trace, contract, verdict and kind columns are dictionary arrays too: 100 000 traces × the
+default pack are 3.2 million rows, and a trace id copied per guarantee costs more than
+the rest of the table."""
 
 VIOLATION_SCHEMA = pa.schema(
     [
@@ -105,17 +108,106 @@ def _lookup(contracts: Sequence[Contract], ids: pa.ChunkedArray, g: pa.ChunkedAr
     }
 
 
-def _take(events: pa.Table, column: str, rows: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return pc.take(events.column(column), rows)
+class _Events:
+    """Columns of the events table made contiguous once (a take on a many-chunk
+    column costs far more than on one array)."""
+
+    def __init__(self, events: pa.Table) -> None:
+        self.events = events
+        self._cols: dict[str, pa.Array] = {}
+
+    def take(self, column: str, rows: pa.Array | pa.ChunkedArray) -> pa.Array:
+        col = self._cols.get(column)
+        if col is None:
+            whole = self.events.column(column)
+            col = whole.chunk(0) if whole.num_chunks == 1 else whole.combine_chunks()
+            self._cols[column] = col
+        return pc.take(col, rows)
+
+
+def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(per-row code, values) of a text column (a dictionary array or strings); nulls get
+    the code ``len(values)``."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.unify_dictionaries().combine_chunks() if _is_text(column) else (
+            column.combine_chunks()
+        )  # fmt: skip
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    values = column.dictionary
+    codes = column.indices.to_numpy(zero_copy_only=False)
+    if column.null_count:
+        codes = np.where(np.asarray(column.is_valid()), codes, len(values))
+    return np.asarray(codes, dtype=np.int64), values
+
+
+def _is_text(column: pa.ChunkedArray | pa.Array) -> bool:
+    return pa.types.is_dictionary(column.type)
+
+
+def ranks(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Each row's dense rank among the column's distinct strings (ascending as Arrow sorts
+    strings; nulls last)."""
+    codes, values = _codes(column)
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    order = pc.sort_indices(values).to_numpy()
+    ordered = values.take(pa.array(order))
+    new = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        same = pc.equal(ordered.slice(1), ordered.slice(0, len(order) - 1))
+        new[1:] = ~np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), bool)
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    rank[len(order)] = len(order)  # null
+    return rank[codes]
+
+
+def in_order(table: pa.Table) -> pa.Table:
+    """Rows of a raw, verdicts or violations table by (trace_id, contract_id, guarantee),
+    stable: integer ranks of the strings in a NumPy sort (Arrow sorts no dictionaries)."""
+    if table.num_rows < 2:
+        return table
+    g = table.column("guarantee").to_numpy()
+    order = np.lexsort((g, ranks(table.column("contract_id")), ranks(table.column("trace_id"))))
+    if np.array_equal(order, np.arange(len(order))):
+        return table
+    return table.take(pa.array(order))
+
+
+def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A text column as one ``TEXT`` dictionary array."""
+    codes, values = _codes(column)
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    valid = codes < len(values)
+    idx = pa.array(codes.astype(np.int32), mask=None if valid.all() else ~valid)
+    return pa.DictionaryArray.from_arrays(idx, values.cast(pa.string()))
+
+
+def _plain(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """A text column as plain strings (the violations table: few rows)."""
+    return column.cast(pa.string()) if _is_text(column) else column
+
+
+def _texts(raw: pa.Table) -> pa.Table:
+    """``raw`` with its text columns as single dictionary arrays (RAW_SCHEMA's types)."""
+    cols = {
+        name: as_text(raw.column(name)) if name in _TEXT_COLUMNS else raw.column(name)
+        for name in raw.column_names
+    }
+    return pa.table(cols, schema=RAW_SCHEMA)
+
+
+_TEXT_COLUMNS = ("trace_id", "contract_id", "verdict", "kind")
 
 
 def build_tables(
     raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]
 ) -> tuple[pa.Table, pa.Table]:
     """The ``verdicts`` and ``violations`` tables of an engine's raw table (sorted)."""
-    raw = raw.sort_by(
-        [("trace_id", "ascending"), ("contract_id", "ascending"), ("guarantee", "ascending")]
-    )
+    raw = in_order(_texts(raw))
+    ev = _Events(events)
     by_id = {c.id: c for c in contracts}
     info = _lookup(contracts, raw.column("contract_id"), raw.column("guarantee"))
     verdicts = pa.table(
@@ -126,8 +218,8 @@ def build_tables(
             "guarantee_text": info["guarantee_text"],
             "verdict": raw.column("verdict"),
             "kind": raw.column("kind"),
-            "blame_seq": _take(events, "seq", raw.column("blame_row")),
-            "opened_seq": _take(events, "seq", raw.column("opened_row")),
+            "blame_seq": ev.take("seq", raw.column("blame_row")),
+            "opened_seq": ev.take("seq", raw.column("opened_row")),
             "offending": pc.fill_null(pc.list_value_length(raw.column("offending_rows")), 0).cast(
                 pa.int64()
             ),
@@ -148,13 +240,14 @@ def build_tables(
     parent = pc.list_parent_indices(off)
     rows = pc.list_flatten(off)
     v = bad.take(parent)
+    v = pa.table({n: _plain(v.column(n)) for n in v.column_names})  # strings: few rows
     at = pc.take(bad_rows, parent)  # each violation row's row in ``raw``
     binfo = {name: pc.take(col, at) for name, col in info.items()}
-    seq = _take(events, "seq", rows)
-    tool = _take(events, "tool", rows)
+    seq = ev.take("seq", rows)
+    tool = ev.take("tool", rows)
     opened_row = v.column("opened_row")
-    opened_seq = _take(events, "seq", opened_row)
-    opened_tool = _take(events, "tool", opened_row)
+    opened_seq = ev.take("seq", opened_row)
+    opened_tool = ev.take("tool", opened_row)
     evidence = _evidence(
         by_id,
         v.column("contract_id"),
@@ -182,13 +275,13 @@ def build_tables(
             "strategy": binfo["strategy"],
             "seq": seq,
             "blamed": pc.fill_null(pc.equal(rows, v.column("blame_row")), True),
-            "span_id": _take(events, "span_id", rows),
+            "span_id": ev.take("span_id", rows),
             "tool": tool,
-            "agent": _take(events, "agent", rows),
+            "agent": ev.take("agent", rows),
             "evidence": pa.array(evidence, pa.string()),
             "opened_seq": opened_seq,
-            "file_id": _take(events, "file_id", rows),
-            "record": _take(events, "record", rows),
+            "file_id": ev.take("file_id", rows),
+            "record": ev.take("record", rows),
         },
         schema=VIOLATION_SCHEMA,
     )

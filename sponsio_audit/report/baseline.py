@@ -31,12 +31,16 @@ it again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report.data import ReportData
@@ -100,15 +104,17 @@ def fingerprint(violation: dict[str, Any], contract: dict[str, Any]) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def _atoms(text: str) -> list[Any]:
-    """The atoms of a guarantee formula in reading order ([] when it does not parse)."""
+@functools.lru_cache(maxsize=1024)
+def _atoms(text: str) -> tuple[Any, ...]:
+    """The atoms of a guarantee formula in reading order (none when it does not parse; cached:
+    every blamed violation of a guarantee asks)."""
     from sponsio_audit.ltl import ast
     from sponsio_audit.ltl.parse import parse
 
     try:
         formula = parse(text)
     except Exception:  # a guarantee written by a newer version: no matched argument
-        return []
+        return ()
     found: list[Any] = []
 
     def walk(node: Any) -> None:
@@ -122,7 +128,7 @@ def _atoms(text: str) -> list[Any]:
                     walk(item)
 
     walk(formula)
-    return found
+    return tuple(found)
 
 
 def _search(regex: str, text: str) -> str | None:
@@ -176,13 +182,15 @@ def matched_argument(guarantee: str, event: dict[str, Any]) -> str:
 
 
 def with_matches(store: Any, data: ReportData) -> ReportData:
-    """``data`` with each blamed violation's ``matched`` argument, read from the store's events."""
-    blamed = [v for v in data.violations if v["blamed"] and v["seq"] is not None]
-    if not blamed:
+    """``data`` with each blamed violation's ``matched`` argument, read from the store's events
+    (a ``matched`` column: null on the other rows)."""
+    table = data.violation_table
+    blamed = pc.fill_null(pc.and_(table.column("blamed"), pc.is_valid(table.column("seq"))), False)
+    if not pc.any(blamed).as_py():
         return data
-
-    traces = sorted({v["trace_id"] for v in blamed})
-    seqs = sorted({int(v["seq"]) for v in blamed})
+    picked = table.filter(blamed)
+    traces = sorted(set(picked.column("trace_id").to_pylist()))
+    seqs = sorted({int(s) for s in picked.column("seq").to_pylist()})
     cur = store.con.cursor()  # read only: two list parameters, no table registered
     try:
         rows = cur.execute(
@@ -192,16 +200,32 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
         ).fetchall()
     finally:
         cur.close()
-    events = {
-        (r[0], r[1]): {"tool": r[2], "args": r[3], "content": r[4], "prompt": r[5]} for r in rows
-    }
-    out = []
-    for v in data.violations:
-        if v["blamed"] and (v["trace_id"], v["seq"]) in events:
-            text = guarantee_text(v, data.contract(v["contract_id"]))
-            v = {**v, "matched": matched_argument(text, events[(v["trace_id"], v["seq"])])}
-        out.append(v)
-    return replace(data, violations=out)
+    events = {(r[0], r[1]): r[2:] for r in rows}
+    at = pc.indices_nonzero(blamed)
+    names = ("trace_id", "seq", "contract_id", "guarantee", "guarantee_text")
+    cols = [picked.column(n).to_pylist() for n in names]
+    texts: dict[tuple[Any, ...], str] = {}
+    found: dict[tuple[Any, ...], str] = {}
+    out: list[str | None] = [None] * table.num_rows
+    for i, tid, seq, cid, g, text in zip(at.to_pylist(), *cols, strict=True):
+        event = events.get((tid, seq))
+        if event is None:
+            continue
+        gt = texts.get((cid, g, text))
+        if gt is None:
+            gt = texts[(cid, g, text)] = guarantee_text(
+                {"guarantee": g, "guarantee_text": text}, data.contract(cid)
+            )
+        key = (gt, *event)
+        if key not in found:
+            tool, args, content, prompt = event
+            found[key] = matched_argument(
+                gt, {"tool": tool, "args": args, "content": content, "prompt": prompt}
+            )
+        out[i] = found[key]
+    if "matched" in table.column_names:
+        table = table.drop_columns(["matched"])
+    return replace(data, violation_table=table.append_column("matched", pa.array(out, pa.string())))
 
 
 def entries(data: ReportData) -> list[dict[str, Any]]:

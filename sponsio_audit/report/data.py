@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sponsio_audit.api import summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
+from sponsio_audit.verdicts import ranks
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -64,7 +68,7 @@ class ReportData:
     contracts: list[dict[str, Any]]
     verdict_counts: dict[str, int]
     per_contract: list[dict[str, Any]]
-    violations: list[dict[str, Any]]
+    violation_table: pa.Table
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     suppressed: int = 0
     verdict_rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -74,16 +78,30 @@ class ReportData:
     provenance: dict[str, Any] = field(default_factory=dict)
     trace_files: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
+    def violations(self) -> list[dict[str, Any]]:
+        """``violation_table`` as Python rows (for the renderers that walk rows; the JSON
+        report reads the Arrow table)."""
+        rows: list[dict[str, Any]] = self.violation_table.to_pylist()
+        return rows
+
+    @cached_property
     def blamed(self) -> list[dict[str, Any]]:
-        """One row per violation (the blamed event), in report order."""
-        return [v for v in self.violations if v["blamed"]]
+        """One row per violation (the blamed event), in report order (only these rows are
+        made Python dicts: a summary line or ``--fail-on`` needs no others)."""
+        t = self.violation_table
+        rows: list[dict[str, Any]] = t.filter(pc.fill_null(t.column("blamed"), False)).to_pylist()
+        return rows
+
+    @cached_property
+    def _contracts_by_id(self) -> dict[str, dict[str, Any]]:
+        return {c["id"]: c for c in reversed(self.contracts)}
 
     def contract(self, cid: str) -> dict[str, Any]:
         """The ``contracts`` row of ``cid`` (a stub when unknown)."""
-        for c in self.contracts:
-            if c["id"] == cid:
-                return c
+        found = self._contracts_by_id.get(cid)
+        if found is not None:
+            return found
         return {
             "id": cid,
             "agent": "*",
@@ -97,17 +115,16 @@ class ReportData:
 
     def without(self, keys: set[tuple[str, str, int]], suppressed: int) -> ReportData:
         """A copy without the violations of (trace, contract, guarantee) ``keys``."""
-        kept = [
-            v
-            for v in self.violations
-            if (v["trace_id"], v["contract_id"], v["guarantee"]) not in keys
-        ]
+        t = self.violation_table
+        cols = [t.column(k).to_pylist() for k in ("trace_id", "contract_id", "guarantee")]
+        keep = pa.array([k not in keys for k in zip(*cols, strict=True)], pa.bool_())
+        kept = t.filter(keep)
         return replace(
             self,
-            violations=kept,
+            violation_table=kept,
             per_contract=_per_contract(self.contracts, self.counts_by_contract, kept),
             suppressed=self.suppressed + suppressed,
-            totals={**self.totals, "violations": sum(1 for v in kept if v["blamed"])},
+            totals={**self.totals, "violations": _blamed_count(kept)},
         )
 
 
@@ -134,38 +151,63 @@ def _has(store: Store, table: str) -> bool:
     return bool(row and row[0][0])
 
 
-def _sort_violations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(
-        rows,
-        key=lambda v: (
-            SEVERITY_RANK.get(v["severity"], 9),
-            v["contract_id"],
-            v["trace_id"],
-            v["guarantee"],
-            v["seq"] if v["seq"] is not None else -1,
-        ),
+def _sort_violations(table: pa.Table) -> pa.Table:
+    """Rows by (severity rank, contract, trace, guarantee, step; no step first), stable."""
+    if table.num_rows < 2:
+        return table
+    sev = table.column("severity")
+    if pa.types.is_dictionary(sev.type):
+        sev = sev.cast(sev.type.value_type)
+    rank_of = pa.array(list(SEVERITY_RANK.values()), pa.int64())
+    at = pc.index_in(sev, value_set=pa.array(list(SEVERITY_RANK), pa.string()))
+    sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
+    seq = pc.fill_null(table.column("seq"), -1).to_numpy()
+    order = np.lexsort(
+        (
+            seq,
+            table.column("guarantee").to_numpy(),
+            ranks(table.column("trace_id")),
+            ranks(table.column("contract_id")),
+            sev_rank,
+        )
     )
+    return table.take(pa.array(order))
+
+
+def _blamed_count(viol: pa.Table) -> int:
+    return int(pc.sum(pc.cast(viol.column("blamed"), pa.int64())).as_py() or 0)
 
 
 def _per_contract(
     contracts: list[dict[str, Any]],
     counts: dict[str, dict[str, int]],
-    viol: list[dict[str, Any]],
+    viol: pa.Table,
 ) -> list[dict[str, Any]]:
-    by_id: dict[str, list[dict[str, Any]]] = {}
-    for v in viol:
-        by_id.setdefault(v["contract_id"], []).append(v)
+    stats: dict[str, dict[str, int]] = {}
+    if viol.num_rows:
+        t = pa.table(
+            {
+                "contract_id": viol.column("contract_id"),
+                "trace_id": viol.column("trace_id"),
+                "blamed": pc.cast(viol.column("blamed"), pa.int64()),
+            }
+        )
+        grouped = t.group_by("contract_id").aggregate(
+            [("blamed", "sum"), ("trace_id", "count_distinct"), ([], "count_all")]
+        )
+        for g in grouped.to_pylist():
+            stats[g["contract_id"]] = g
     out = []
     for c in contracts:
-        mine = by_id.get(c["id"], [])
+        mine = stats.get(c["id"], {})
         out.append(
             {
                 "contract_id": c["id"],
                 "severity": c["severity"],
                 "verdicts": {**dict.fromkeys(VERDICTS, 0), **counts.get(c["id"], {})},
-                "violations": sum(1 for v in mine if v["blamed"]),
-                "traces_violated": len({v["trace_id"] for v in mine}),
-                "events_blamed": len(mine),
+                "violations": int(mine.get("blamed_sum") or 0),
+                "traces_violated": int(mine.get("trace_id_count_distinct") or 0),
+                "events_blamed": int(mine.get("count_all") or 0),
                 "skipped_reasons": sorted({s for s in c["skipped"] if s}),
             }
         )
@@ -224,10 +266,7 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
     by_contract: dict[str, dict[str, int]] = {}
     for g in grouped:
         by_contract.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
-    viol = _sort_violations(_rows(store, "SELECT * FROM violations"))
-    paths = {f["file_id"]: f["path"] for f in files}
-    for v in viol:
-        v["path"] = paths.get(v["file_id"])
+    viol = _sort_violations(_with_paths(arrow(store, "SELECT * FROM violations"), files))
     total = summary(store)
     totals = {
         "files": total.files,
@@ -241,7 +280,7 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
     }
     events: dict[str, list[dict[str, Any]]] = {}
     if timelines:
-        ids = sorted({v["trace_id"] for v in viol})[:MAX_TIMELINE_TRACES]
+        ids = sorted(pc.unique(viol.column("trace_id")).to_pylist())[:MAX_TIMELINE_TRACES]
         for tid in ids:
             events[tid] = trace_events(store, tid)
     return ReportData(
@@ -251,7 +290,7 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
         contracts=contracts,
         verdict_counts=dict(total.verdicts),
         per_contract=_per_contract(contracts, by_contract, viol),
-        violations=viol,
+        violation_table=viol,
         events=events,
         verdict_rows=_rows(
             store, "SELECT * FROM verdicts ORDER BY trace_id, contract_id, guarantee"
@@ -269,6 +308,14 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
         provenance=_provenance(store),
         trace_files=_trace_files(store) if verdict_rows else {},
     )
+
+
+def _with_paths(viol: pa.Table, files: list[dict[str, Any]]) -> pa.Table:
+    """``viol`` with the ``path`` of each row's input file appended (null when unknown)."""
+    ids = pa.array([f["file_id"] for f in files], pa.int64())
+    paths = pa.array([f["path"] for f in files], pa.string())
+    at = pc.index_in(viol.column("file_id"), value_set=ids)
+    return viol.append_column("path", pc.take(paths, at))
 
 
 def _provenance(store: Store) -> dict[str, Any]:

@@ -39,7 +39,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sponsio_audit.report import baseline, jsonenc
+import orjson
+
+from sponsio_audit.report import baseline, jsonarrays, jsonenc
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.xmlchars import legal
@@ -91,8 +93,9 @@ def _seq(v: dict[str, Any]) -> int:
     return int(v["seq"]) if v["seq"] is not None else -1
 
 
-def document(data: ReportData) -> dict[str, Any]:
-    """The report as a JSON-ready dict."""
+def document(data: ReportData, rows: bool = True) -> dict[str, Any]:
+    """The report as a JSON-ready dict (``rows=False``: the violations array left to
+    ``render``, a placeholder string in its place)."""
     contracts = []
     for c, row in zip(data.contracts, data.per_contract, strict=True):
         contracts.append(
@@ -137,7 +140,7 @@ def document(data: ReportData) -> dict[str, Any]:
         },
         "inputs": {"files": files, "skipped": data.skipped},
         "contracts": contracts,
-        "violations": violations(data),
+        "violations": violations(data) if rows else _SLOT,
         "undecided": undecided,
         "guard_decisions": [
             {"contract_id": d["contract_id"], "results": dict(d["results"]), "total": d["total"]}
@@ -147,5 +150,16 @@ def document(data: ReportData) -> dict[str, Any]:
 
 
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
-    """The JSON text (2-space indent, stable key order as built)."""
-    return legal(jsonenc.dumps(document(data))) + "\n"  # the stdlib's bytes, by orjson
+    """The JSON text (2-space indent, stable key order as built): the stdlib's bytes, by
+    orjson; the violations array written from the Arrow table (``jsonarrays``)."""
+    text = jsonenc.dumps(document(data, rows=False))
+    slot = f"{orjson.dumps(_SLOT).decode()}"
+    if text.count(slot) != 1:  # the placeholder also in trace content: the slow way
+        return legal(jsonenc.dumps(document(data))) + "\n"
+    array = jsonarrays.violations_text(data.violation_table, data.contract, indent=4)
+    head, _, tail = text.partition(slot)
+    return "".join((legal(head), array, legal(tail), "\n"))
+
+
+_SLOT = "\ue000sponsio-audit violations\ue001"
+"""Stands for the violations array in the document until its text is joined in."""
