@@ -239,17 +239,35 @@ class _Clock:
         return timed
 
 
+WRAPPED = (
+    # (stage, module, attribute): the functions timed, where the pipeline looks them up
+    ("decode", "sponsio_audit.ingest.chunks", "_record"),
+    ("attrs json", "sponsio_audit.ingest.chunks", "dumps"),
+    ("conventions", "sponsio_audit.ingest.chunks", "span_facts"),
+    ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
+    ("store write", "sponsio_audit.ingest.store", "Store.insert"),
+    ("events", "sponsio_audit.ingest.chunks", "trace_events"),
+)
+"""Every stage of ``STAGES`` must be here, and each name must exist: a missing one is an
+error (the bench would otherwise report a stage as zero after a refactoring)."""
+
+
 def _instrument() -> _Clock:
     """Wrap ingest's stage functions (where the pipeline looks them up) in a ``_Clock``."""
-    from sponsio_audit.ingest import chunks, store
+    import importlib
 
     clock = _Clock()
-    chunks._spans = clock.wrap("decode", chunks._spans)
-    chunks.dumps = clock.wrap("attrs json", chunks.dumps)
-    chunks.span_facts = clock.wrap("conventions", chunks.span_facts)
-    chunks.rows_batch = clock.wrap("arrow", chunks.rows_batch)
-    store.Store.insert = clock.wrap("store write", store.Store.insert)  # type: ignore[method-assign]
-    chunks.trace_events = clock.wrap("events", chunks.trace_events)
+    missing = set(STAGES) - {stage for stage, _, _ in WRAPPED}
+    if missing:
+        raise SystemExit(f"bench/ingest.py: stages without a function: {sorted(missing)}")
+    for stage, module, attr in WRAPPED:
+        owner: Any = importlib.import_module(module)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        if not hasattr(owner, name):
+            raise SystemExit(f"bench/ingest.py: stage {stage!r}: {module}.{attr} does not exist")
+        setattr(owner, name, clock.wrap(stage, getattr(owner, name)))
     return clock
 
 
