@@ -14,7 +14,7 @@ the same insertion order, plus the same ``IngestSummary``. Sets:
 - ``external``: the shared third-party files (``/work/shared/data/external``);
 - ``hostile``: every case of ``tests/hostile/inputs.CASES``, one ingest each;
 - ``bench``: ``bench/ingest.py``'s corpus, 20k spans (``--big``: 200k too), JSONL and protobuf;
-- ``wide``: one trace of 20k spans over 20 request lines (the hostile ``wide_trace`` shape);
+- ``wide``: one trace of 45k spans over 45 request lines (the hostile ``wide_trace`` shape);
 - ``random``: ``--random`` span trees drawn from ``tests/ingest/test_property``'s strategies,
   recorded with the OTel SDK and exported as OTLP/JSON and protobuf; ingested
   per encoding and all together (each trace in two files: the cross-file path).
@@ -67,7 +67,9 @@ def _run(python: str, db: Path, jobs: int, group_by: str, paths: list[Path]) -> 
 
 
 def _tables(con: Any) -> list[str]:
-    return sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+    return sorted(
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    )
 
 
 def compare(a: Path, b: Path) -> list[str]:
@@ -90,10 +92,15 @@ def compare(a: Path, b: Path) -> list[str]:
             rb = cb.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall()
             if ra != rb:
                 n = next((i for i, (x, y) in enumerate(zip(ra, rb, strict=False)) if x != y), None)
-                where = f"first differing row {n}: {ra[n]!r}\n    vs {rb[n]!r}" if n is not None else ""
+                where = (
+                    f"first differing row {n}: {ra[n]!r}\n    vs {rb[n]!r}" if n is not None else ""
+                )
                 diffs.append(f"{t}: {len(ra)} vs {len(rb)} rows; {where}"[:2000])
                 continue
-            if ca.execute(f'SELECT * FROM "{t}"').fetchall() != cb.execute(f'SELECT * FROM "{t}"').fetchall():
+            if (
+                ca.execute(f'SELECT * FROM "{t}"').fetchall()
+                != cb.execute(f'SELECT * FROM "{t}"').fetchall()
+            ):
                 diffs.append(f"{t}: same rows, other insertion order")
     finally:
         ca.close()
@@ -129,7 +136,10 @@ def _sets(names: list[str], d: Path, random_n: int, big: bool) -> list[tuple[str
     """(name, group_by, paths) of every input set asked for, written under ``d``."""
     out: list[tuple[str, str, list[Path]]] = []
     if "fixtures" in names:
-        out += [("fixtures", "trace", [REPO / "fixtures"]), ("fixtures", "conversation", [REPO / "fixtures"])]
+        out += [
+            ("fixtures", "trace", [REPO / "fixtures"]),
+            ("fixtures", "conversation", [REPO / "fixtures"]),
+        ]
     if "external" in names and EXTERNAL.is_dir():
         out.append(("external", "trace", [EXTERNAL]))
     if "hostile" in names:
@@ -152,7 +162,7 @@ def _sets(names: list[str], d: Path, random_n: int, big: bool) -> list[tuple[str
         from tests.hostile.otlp import T0, line, request, tid, tool_span
 
         with (d / "wide.jsonl").open("wb") as f:
-            for r in range(20):
+            for r in range(45):
                 spans = [
                     tool_span(tid(0), f"{r * 1000 + i + 1:016x}", "read_file", {"path": "/tmp/a"})
                     for i in range(1000)
@@ -172,7 +182,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--ref-python", default=REF_PYTHON)
-    ap.add_argument("--python", default=sys.executable, help="interpreter of the checkout under test")
+    ap.add_argument(
+        "--python", default=sys.executable, help="interpreter of the checkout under test"
+    )
     ap.add_argument("--sets", default="fixtures,external,hostile,bench,wide,random")
     ap.add_argument("--jobs", default="1,2")
     ap.add_argument("--random", type=int, default=300)
