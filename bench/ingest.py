@@ -17,7 +17,7 @@ counters (exclusive times: a stage nested in another is not counted twice):
 ``decode`` (record parse and OTLP span extraction), ``attrs json`` (the raw
 ``spans.attributes`` text), ``conventions`` (span → facts), ``arrow`` (row
 tuples → Arrow batches), ``store write`` (DuckDB inserts), ``events``
-(facts of a trace → its events) and ``other`` (the rest: file reading,
+(facts of a trace → Python rows → its events) and ``other`` (the rest: file reading,
 chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
 workers, so only the main process's stages are shown; the machine is
 shared, so CPU time is the steadier figure.
@@ -247,6 +247,7 @@ WRAPPED = (
     ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
     ("store write", "sponsio_audit.ingest.store", "Store.insert"),
     ("events", "sponsio_audit.ingest.chunks", "trace_events"),
+    ("events", "sponsio_audit.ingest.chunks", "_values"),  # pass 2's Arrow → Python rows
 )
 """Every stage of ``STAGES`` must be here, and each name must exist: a missing one is an
 error (the bench would otherwise report a stage as zero after a refactoring)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -296,26 +295,16 @@ def _values(col: pa.ChunkedArray) -> list[Any]:
     return out
 
 
-def _traces(table: pa.Table) -> Iterator[tuple[Any, list[tuple]]]:
-    """(key, rows in ``ROW_FIELDS`` order) of each trace of ``table`` (grouped by key),
-    converted one trace at a time so only one trace's Python rows are alive."""
-    keys = table.column(TRACE_KEY)
-    starts = [0]
-    n = len(keys)
-    if n > 1:
-        diff = pc.fill_null(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)), True)
-        both_null = pc.and_(pc.is_null(keys.slice(1)), pc.is_null(keys.slice(0, n - 1)))
-        changed = pc.and_not(diff, both_null).to_numpy(zero_copy_only=False)
-        starts.extend(int(i) + 1 for i in changed.nonzero()[0])
-    starts.append(n)
-    for a, b in itertools.pairwise(starts):
-        rows: list[tuple] = []
-        for at in range(a, b, SLICE_ROWS):  # a slice's column lists at a time beside the rows
-            part = table.slice(at, min(SLICE_ROWS, b - at))
-            cols = [_values(part.column(name)) for name in ROW_FIELDS]
-            rows.extend(zip(*cols, strict=True))
-            del cols
-        yield keys[a].as_py(), rows
+def _rows(table: pa.Table) -> tuple[list[Any], list[tuple]]:
+    """``table``'s ``TRACE_KEY`` values and its rows as ``ROW_FIELDS`` tuples, converted
+    ``SLICE_ROWS`` at a time, so only one slice's column lists are alive beside the rows."""
+    rows: list[tuple] = []
+    for at in range(0, table.num_rows, SLICE_ROWS):
+        part = table.slice(at, SLICE_ROWS)
+        cols = [_values(part.column(name)) for name in ROW_FIELDS]
+        rows.extend(zip(*cols, strict=True))
+        del cols
+    return _values(table.column(TRACE_KEY)), rows
 
 
 def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
@@ -348,10 +337,19 @@ def events(table: pa.Table) -> Traced:
         dec_rows.append(decision_row(d))
 
     counts: list[tuple] = []
-    if table.num_rows:
-        for key, rows in _traces(table):
-            counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
-            del rows
+    key: Any = None
+    rows: list[tuple] = []
+    keys, table_rows = _rows(table)
+    for k, row in zip(keys, table_rows, strict=True):
+        if k != key:
+            if rows:
+                counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+            key, rows = k, []
+        rows.append(row)
+    del table_rows
+    if rows:
+        counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+    del rows
     return Traced(
         len(counts),
         _batch(ev_rows, EVENT_SCHEMA),
