@@ -17,7 +17,7 @@ counters (exclusive times: a stage nested in another is not counted twice):
 ``decode`` (record parse and OTLP span extraction), ``attrs json`` (the raw
 ``spans.attributes`` text), ``conventions`` (span → facts), ``arrow`` (row
 tuples → Arrow batches), ``store write`` (DuckDB inserts), ``events``
-(facts of a trace → its events) and ``other`` (the rest: file reading,
+(facts of a trace → Python rows → its events) and ``other`` (the rest: file reading,
 chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
 workers, so only the main process's stages are shown; the machine is
 shared, so CPU time is the steadier figure.
@@ -239,17 +239,36 @@ class _Clock:
         return timed
 
 
+WRAPPED = (
+    # (stage, module, attribute): the functions timed, where the pipeline looks them up
+    ("decode", "sponsio_audit.ingest.chunks", "_record"),
+    ("attrs json", "sponsio_audit.ingest.chunks", "dumps"),
+    ("conventions", "sponsio_audit.ingest.chunks", "span_facts"),
+    ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
+    ("store write", "sponsio_audit.ingest.store", "Store.insert"),
+    ("events", "sponsio_audit.ingest.chunks", "trace_events"),
+    ("events", "sponsio_audit.ingest.chunks", "_values"),  # pass 2's Arrow → Python rows
+)
+"""Every stage of ``STAGES`` must be here, and each name must exist: a missing one is an
+error (the bench would otherwise report a stage as zero after a refactoring)."""
+
+
 def _instrument() -> _Clock:
     """Wrap ingest's stage functions (where the pipeline looks them up) in a ``_Clock``."""
-    from sponsio_audit.ingest import chunks, store
+    import importlib
 
     clock = _Clock()
-    chunks._spans = clock.wrap("decode", chunks._spans)
-    chunks.dumps = clock.wrap("attrs json", chunks.dumps)
-    chunks.span_facts = clock.wrap("conventions", chunks.span_facts)
-    chunks.rows_batch = clock.wrap("arrow", chunks.rows_batch)
-    store.Store.insert = clock.wrap("store write", store.Store.insert)  # type: ignore[method-assign]
-    chunks.trace_events = clock.wrap("events", chunks.trace_events)
+    missing = set(STAGES) - {stage for stage, _, _ in WRAPPED}
+    if missing:
+        raise SystemExit(f"bench/ingest.py: stages without a function: {sorted(missing)}")
+    for stage, module, attr in WRAPPED:
+        owner: Any = importlib.import_module(module)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        if not hasattr(owner, name):
+            raise SystemExit(f"bench/ingest.py: stage {stage!r}: {module}.{attr} does not exist")
+        setattr(owner, name, clock.wrap(stage, getattr(owner, name)))
     return clock
 
 

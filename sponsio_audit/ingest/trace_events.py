@@ -89,7 +89,7 @@ def _walk(rows: Sequence[Sequence[Any]]) -> tuple[list[int], list[int]]:
         if sid is not None and sid not in first:
             first[sid] = i
     parent = [-1] * n
-    children: list[list[int]] = [[] for _ in range(n)]
+    children: dict[int, list[int]] = {}  # only spans with children: most spans are leaves
     roots = []
     for i, r in enumerate(rows):
         j = first.get(r[PARENT], -1) if r[PARENT] is not None else -1
@@ -97,7 +97,11 @@ def _walk(rows: Sequence[Sequence[Any]]) -> tuple[list[int], list[int]]:
             roots.append(i)
         else:
             parent[i] = j
-            children[j].append(i)
+            kids = children.get(j)
+            if kids is None:
+                children[j] = [i]
+            else:
+                kids.append(i)
     rank = [-1] * n
     k = 0
     for start in [*roots, *range(n)]:
@@ -110,7 +114,9 @@ def _walk(rows: Sequence[Sequence[Any]]) -> tuple[list[int], list[int]]:
                 continue
             rank[i] = k
             k += 1
-            stack.extend(reversed(children[i]))
+            kids = children.get(i)
+            if kids is not None:
+                stack.extend(reversed(kids))
     return rank, _topo_parents(parent, rank)
 
 
@@ -260,7 +266,10 @@ def trace_events(
     if wanting:
         ids = {id(e) for e in wanting}
         staged = _unrecorded(staged, {k for k, (_, e) in enumerate(staged) if id(e) in ids})
-    for seq, (_, e) in enumerate(staged):
+    n_events = len(staged)
+    staged.reverse()  # popped in order: each staged event is freed once emitted
+    for seq in range(n_events):
+        e = staged.pop()[1]
         (et, tool, args, content, prompt, system, tin, tout, ttot, target) = e[:10]
         start, dur, inferred, span, agent, c, convention, fid, rec = e[10:]
         emit(
@@ -290,7 +299,7 @@ def trace_events(
         )
     for i in checks:
         _decision(key, rows, i, kids.get(i, []), turn, scope, decide)
-    return len(staged)
+    return n_events
 
 
 def _decision(
