@@ -78,8 +78,13 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
             return "an evidence event did not record its predicate"
         entry = "action" if name == "evidence_action" else "verdict"
         return f"the evidence event of {e.tool} recorded no {entry}" + _hint(e)
-    if name in _ARG_ATOMS or (name in _FIELD_ATOMS and e.args is None):
+    if (name in _ARG_ATOMS or name in _FIELD_ATOMS) and e.args is None:
         return f"{tool} was called but its arguments were not recorded" + _hint(e)
+    if name in _ARG_ATOMS:  # arguments recorded, yet unknown: only a search out of time
+        return (
+            f"the regex search of {tool}'s arguments ran out of time "
+            "(regex_timeout_ms, --regex-timeout-ms)"
+        )
     if name in _FIELD_ATOMS:
         return f"{tool}'s arguments have no usable field {a.args[1]}"
     if name == "output_has":

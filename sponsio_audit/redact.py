@@ -87,7 +87,11 @@ def args_json(args: Any, *, redact: bool = True, limit: int | None = None) -> st
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 
+_BREAKS = re.compile(r"[\t\n\r\v\f\u2028\u2029]+")
+
+
 def clean(text: object, limit: int = 80) -> str:
-    """``text`` without control/bidi characters, cut to ``limit`` characters with an ellipsis."""
-    s = _CONTROL.sub("", str(text))
+    """``text`` on one line (line breaks and tabs as one space) without control/bidi
+    characters, cut to ``limit`` characters with an ellipsis."""
+    s = _CONTROL.sub("", _BREAKS.sub(" ", str(text)))
     return s if len(s) <= limit else s[: limit - 1] + "…"

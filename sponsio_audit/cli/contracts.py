@@ -88,6 +88,8 @@ def load(files: list[Path], packs: list[str], cwd: Path | None = None) -> tuple[
         merged.contracts += cfg.contracts
         merged.files += [f for f in cfg.files if f not in merged.files]
         merged.limits += cfg.limits
+        if cfg.regex_timeout_ms is not None:  # a later file's setting wins, as for limits
+            merged.regex_timeout_ms = cfg.regex_timeout_ms
         for aid, agent in cfg.agents.items():
             merged.agents.setdefault(aid, agent)
     seen: set[str] = set()

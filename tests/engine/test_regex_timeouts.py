@@ -70,3 +70,25 @@ def test_bad_limit_is_a_configuration_error(tmp_path: Path) -> None:
     p.write_text("version: '1'\nregex_timeout_ms: -5\nagents: {}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="regex_timeout_ms"):
         load_config(p)
+
+
+def test_scan_applies_the_config_files_time_limit(tmp_path: Path) -> None:
+    """``regex_timeout_ms`` in sponsio.yaml reaches ``scan``: a search of a few ms (well
+    under the 100 ms default) runs out of 1 ms, so the contract is unverifiable."""
+    from typer.testing import CliRunner
+
+    from sponsio_audit.cli import app
+
+    cfg = tmp_path / "sponsio.yaml"
+    cfg.write_text(YAML, encoding="utf-8")
+    log = tmp_path / "20260101_000000_1.jsonl"
+    line = {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x",
+            "result": "allowed", "args": {"cmd": "a" * 13 + "!"}}  # fmt: skip
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    args = ["scan", str(log), "-c", str(cfg), "-o", str(out), "--fail-on", "none", "-q"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    (undecided,) = json.loads(out.read_text(encoding="utf-8"))["undecided"]
+    assert undecided["contract_id"] == "slow"
+    assert undecided["reason"].endswith("ran out of time (regex_timeout_ms, --regex-timeout-ms)")

@@ -65,3 +65,12 @@ def test_xml_text_always_parses_back(value: str) -> None:
     back = ET.fromstring(ET.tostring(root, encoding="unicode").encode("utf-8"))
     assert back.text in (xml_text(value), None if not xml_text(value) else "")
     assert len(clean(value, 500)) == len(back.get("attr", ""))  # replaced, never dropped
+
+
+def test_line_breaks_become_one_space_not_glued_words() -> None:
+    """An excerpt of a multi-line prompt stays readable on one line ("be careful user: hi",
+    not "be carefuluser: hi"); other control characters are still dropped."""
+    from sponsio_audit.redact import clean
+
+    assert clean("be careful\nuser: hi") == "be careful user: hi"
+    assert clean("a\r\n\tb\u2028c\x1b[31md") == "a b c[31md"
