@@ -344,6 +344,7 @@ def _run(
 def _spark_scan(o: ScanRun, cfg: Any, store: Any) -> None:
     """``scan --engine spark``: Spark writes every table as Parquet (into ``--parquet``, else
     a temporary directory), read back into ``store`` for the report."""
+    import dataclasses
     import tempfile
 
     from sponsio_audit.api import read_parquet
@@ -352,6 +353,8 @@ def _spark_scan(o: ScanRun, cfg: Any, store: Any) -> None:
         from sponsio_audit.cli_spark import scan as spark_scan
     except ImportError as e:
         raise UsageProblem([f"--engine spark needs the [spark] extra ({e})"]) from None
+    if o.regex_timeout_ms is not None:  # the flag wins over the files, as in api.audit
+        cfg = dataclasses.replace(cfg, regex_timeout_ms=o.regex_timeout_ms)
     with tempfile.TemporaryDirectory(prefix="sponsio-spark-") as tmp:
         out = o.parquet if o.parquet is not None else Path(tmp)
         try:

@@ -27,6 +27,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sponsio_audit import regexes
 from sponsio_audit.engine import empty_raw
 from sponsio_audit.evaluation import AuditTables, evaluations, permissions_of
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
@@ -71,6 +72,12 @@ def tagged(tables: AuditTables) -> Iterator[pa.RecordBatch]:
         yield from pa.Table.from_arrays(cols, schema=UNION).to_batches()
 
 
+def time_limit(config: Any) -> float | None:
+    """Seconds one lookaround-regex search may take under ``config`` (None: the default)."""
+    ms = getattr(config, "regex_timeout_ms", None)
+    return None if ms is None else ms / 1000.0
+
+
 def partition_evaluator(
     config: Any, engine: str, rows: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -81,8 +88,9 @@ def partition_evaluator(
         if first is None:
             return
         reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
-        for tables in evaluations(reader, config, engine=engine, rows=rows):
-            yield from tagged(tables)
+        with regexes.time_limit(time_limit(config)):  # in the executor, as api.audit does
+            for tables in evaluations(reader, config, engine=engine, rows=rows):
+                yield from tagged(tables)
 
     return run
 

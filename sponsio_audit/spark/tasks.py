@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sponsio_audit import regexes
 from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct
@@ -46,7 +47,7 @@ from sponsio_audit.ingest.store import (
 )
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.spark.arrow import pack, spark_schema, unpack
-from sponsio_audit.spark.auditing import empty_tables
+from sponsio_audit.spark.auditing import empty_tables, time_limit
 from sponsio_audit.spark.plan import RUN, Unit
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA
 
@@ -244,8 +245,9 @@ def events_of(config: Any, rows: int) -> Any:
 def _results(events: pa.Table, config: Any) -> list[tuple[str, bytes]]:
     """Blobs of the verdicts and violations of ``config`` over some whole traces' events."""
     out = []
-    for tables in evaluations(events, config):
-        out += [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
+    with regexes.time_limit(time_limit(config)):
+        for tables in evaluations(events, config):
+            out += [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
     return out
 
 

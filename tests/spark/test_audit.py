@@ -145,3 +145,27 @@ def test_events_without_the_shared_prompt_columns_are_audited(spark):
     got_v, got_x = spark_audit.audit(bare, cfg)
     assert _rows(got_v.toArrow()) == _rows(res.verdicts)
     assert _rows(got_x.toArrow()) == _rows(res.violations)
+
+
+def test_the_configs_regex_time_limit_applies_in_the_executors(spark, tmp_path):
+    """``regex_timeout_ms: 1`` makes a search of a few ms run out of time (SEMANTICS.md
+    §5: unknown there, so unverifiable) on Spark as in ``api.audit``; under the 100 ms
+    default the executors would decide it and the engines would disagree."""
+    from sponsio_audit import spark as spark_audit
+    from tests.engine.test_regex_timeouts import YAML
+
+    cfg_file = tmp_path / "sponsio.yaml"
+    cfg_file.write_text(YAML, encoding="utf-8")
+    line = {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x",
+            "result": "allowed", "args": {"cmd": "a" * 13 + "!"}}  # fmt: skip
+    log = tmp_path / "20260101_000000_1.jsonl"
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    cfg = load_config([cfg_file])
+    res = audit([log], cfg)
+    assert {r["contract_id"]: r["verdict"] for r in res.verdicts.to_pylist()} == {
+        "slow": "unverifiable",
+        "quick": "pass",
+    }
+    got_v, got_x = spark_audit.audit(spark.createDataFrame(res.table("events")), cfg)
+    assert _rows(got_v.toArrow()) == _rows(res.verdicts)
+    assert _rows(got_x.toArrow()) == _rows(res.violations)
