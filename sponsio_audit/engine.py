@@ -152,11 +152,11 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
     for (agent, per_agent), cs in groups.items():
         table, grounded, tr, rowmap, present = view.agent_table(events, trace, n, agent, per_agent)
         atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
-        grounding = Grounding(grounded, perms)
-        cols = {a: grounding.column(a) for a in atoms}
-        # the grounding's trace numbers and type codes serve the views when both see
-        # the same table (not after an agent filter or a per-agent regrouping)
+        # the trace layout, and the grounding's type codes for the views, are shared when
+        # both see the same table (not after an agent filter or a per-agent regrouping)
         same = grounded is events
+        grounding = Grounding(grounded, perms, layout if same else None)
+        cols = {a: grounding.column(a) for a in atoms}
         views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )

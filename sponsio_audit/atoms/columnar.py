@@ -197,7 +197,7 @@ def _system_prompt_present(g: Columns) -> Column:
 def _context_length(g: Columns) -> Column:
     req = g.is_type("llm_request")
     ins = prompts.inputs(g)
-    length = ins.length.astype(np.float64)
+    length = prompts.lengths(g).astype(np.float64)
     return num_column(*scans.keep_last(req, length, ins.missing, g.start))
 
 

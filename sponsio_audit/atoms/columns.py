@@ -24,8 +24,13 @@ import pyarrow.compute as pc
 from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.online import Permissions
 from sponsio_audit.atoms.registry import TOOL
+from sponsio_audit.event import EVENT_TYPES
 from sponsio_audit.ltl.columnar.segments import Segments
 from sponsio_audit.regexes import compile_regex, is_backtracking, matches
+
+VOCABULARIES: dict[str, tuple[str, ...]] = {"type": EVENT_TYPES}
+"""String columns whose values are (nearly always) from a known list: encoded against it,
+by hashing only when some value is not in it (or null)."""
 
 
 @dataclass(frozen=True)
@@ -123,12 +128,15 @@ class Distinct:
 class Columns:
     """Derived columns of one events table, each computed once and cached."""
 
-    def __init__(self, table: pa.Table, permissions: Permissions = None) -> None:
+    def __init__(
+        self, table: pa.Table, permissions: Permissions = None, segments: Segments | None = None
+    ) -> None:
+        """``segments``: the table's trace layout when the caller has it already."""
         self.table = table
         self.n = table.num_rows
         self.permissions = permissions
         self._cache: dict[Hashable, Any] = {}
-        self.segments = Segments.of_ids(table.column("trace_id"))
+        self.segments = Segments.of_ids(table.column("trace_id")) if segments is None else segments
         self.start = self.segments.start
 
     def trace_number(self) -> tuple[np.ndarray, int]:
@@ -155,7 +163,13 @@ class Columns:
         """Column ``name`` dictionary-encoded (once)."""
 
         def make() -> Encoded:
-            enc = pc.dictionary_encode(self.col(name).cast(pa.string()))
+            col = self.col(name).cast(pa.string())
+            if name in VOCABULARIES:  # codes by lookup in the known values (cheaper than hashing)
+                known = pa.array(VOCABULARIES[name], pa.string())
+                idx = pc.index_in(col, value_set=known)
+                if idx.null_count == 0:
+                    return Encoded(_primitive(idx, np.int32, len(known)), known)
+            enc = pc.dictionary_encode(col)
             size = len(enc.dictionary)
             return Encoded(_primitive(enc.indices, np.int32, size), enc.dictionary)
 

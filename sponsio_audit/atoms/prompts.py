@@ -30,10 +30,9 @@ BATCH_CHARS = 32 << 20
 
 @dataclass(frozen=True, eq=False)
 class Inputs:
-    """Per row: whether the input is missing and its length; the shared rows and holders."""
+    """Per row: whether the input is missing; the shared rows and holders (lengths: ``lengths``)."""
 
     missing: np.ndarray
-    length: np.ndarray
     shared: np.ndarray
     """Rows whose input is a resolved shared prompt."""
     holder: np.ndarray
@@ -51,13 +50,12 @@ def inputs(g: Columns) -> Inputs:
 
     def make() -> Inputs:
         inline = ~g.isnull("prompt")
-        length = to_numpy(pc.utf8_length(g.col("prompt")), 0).astype(np.int64)
         empty = np.zeros(0, dtype=np.int64)
         if not (_has(g, "prompt_from") and _has(g, "prompt_chars")):
-            return Inputs(~inline, length, empty, empty, empty)
+            return Inputs(~inline, empty, empty, empty)
         want = np.flatnonzero(~inline & ~g.isnull("prompt_from") & ~g.isnull("prompt_chars"))
         if not len(want):
-            return Inputs(~inline, length, empty, empty, empty)
+            return Inputs(~inline, empty, empty, empty)
         seq, _ = g.raw("seq")
         src, _ = g.raw("prompt_from")
         chars, _ = g.raw("prompt_chars")
@@ -71,17 +69,28 @@ def inputs(g: Columns) -> Inputs:
         at = np.minimum(np.searchsorted(sorted_keys, target), len(keys) - 1)
         holder = order[at]
         c = chars[want]
-        good = (
-            s_ok & (sorted_keys[at] == target) & inline[holder] & (c >= 0) & (length[holder] >= c)
-        )
+        held = to_numpy(pc.utf8_length(g.col("prompt").take(pa.array(holder))), -1)
+        good = s_ok & (sorted_keys[at] == target) & inline[holder] & (c >= 0) & (held >= c)
         shared, holder, c = want[good], holder[good], c[good].astype(np.int64)
         missing = ~inline
         missing[shared] = False
-        length = length.copy()
-        length[shared] = c
-        return Inputs(missing, length, shared, holder, c)
+        return Inputs(missing, shared, holder, c)
 
     result: Inputs = g.cached("prompt inputs", make)
+    return result
+
+
+def lengths(g: Columns) -> np.ndarray:
+    """Each row's input length in characters (0 where missing), shared prompts resolved;
+    apart from ``inputs`` because only ``context_length`` reads it (cached)."""
+
+    def make() -> np.ndarray:
+        ins = inputs(g)
+        length = to_numpy(pc.utf8_length(g.col("prompt")), 0).astype(np.int64)
+        length[ins.shared] = ins.chars
+        return length
+
+    result: np.ndarray = g.cached("prompt lengths", make)
     return result
 
 

@@ -43,9 +43,10 @@ def ever(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Some row in [trace start, i] has ``mask`` (past "once")."""
     if not mask.any():
         return np.zeros(len(mask), dtype=bool)
-    last = _marked(mask, None, np.full(len(mask), -1, dtype=np.int64))
-    np.maximum.accumulate(last, out=last)
-    return last >= start
+    # rows of mask in [start, i] from one count: int32 (half the bytes of row indices)
+    total = np.cumsum(mask, dtype=np.int32 if len(mask) < 2**31 else np.int64)
+    before = total - mask  # rows of mask before i
+    return total > before[start]
 
 
 def cumsum(values: np.ndarray, start: np.ndarray) -> np.ndarray:

@@ -97,6 +97,9 @@ def agent_table(
 class TableIndex(Protocol):
     """Per-table work a grounding has done already (``atoms.columnar.Grounding``)."""
 
+    segments: Segments
+    """Where each trace lies in the table's rows."""
+
     def trace_number(self) -> tuple[IntArray, int]:
         """``trace_index`` of the table's trace_id column."""
         ...
@@ -140,15 +143,27 @@ class Views:
         n_traces: int | None = None,
         index: TableIndex | None = None,
     ) -> None:
+        self.layout: Segments | None = None
         if trace is None or n_traces is None:
-            got = index.trace_number() if index is not None else None
-            trace, n_traces = got or trace_index(table.column("trace_id"))
+            if index is not None:  # its trace layout is this table's: no per-row trace numbers
+                self.layout = index.segments
+                trace, n_traces = None, self.layout.n_segments
+            else:
+                trace, n_traces = trace_index(table.column("trace_id"))
         self.table = table
         self.index = index
-        self.trace, self.n_traces = trace, n_traces
+        self._trace: IntArray | None = trace
+        self.n_traces = n_traces
         self.masks: dict[tuple[str, str], npt.NDArray[np.bool_]] = {}
         self.cache: dict[tuple[frozenset[str], str, bool], View] = {}
-        self.layout: Segments | None = None
+
+    @property
+    def trace(self) -> IntArray:
+        """Trace number of every row (computed on first use when the layout is known)."""
+        if self._trace is None:
+            assert self.layout is not None
+            self._trace = self.layout.seg
+        return self._trace
 
     def _is(self, column: str, value: str) -> npt.NDArray[np.bool_]:
         got = self.masks.get((column, value))

@@ -43,6 +43,9 @@ from sponsio_audit.ltl.columnar.values import Evaluator
 DENSE = 0.5
 """Above this share of candidate rows the whole-view path is as cheap: use it."""
 
+SHORT_WINDOW = 8
+"""O[k] with k up to this reads the k + 1 rows back directly instead of searching."""
+
 
 def _cheap(f: Formula) -> bool:
     """A literal whose whole-view column costs one comparison or shift."""
@@ -136,19 +139,36 @@ def _before(ev: Evaluator, a: Formula, rows: IntArray, start: IntArray, weak: bo
 def _last(col: KCol, rows: IntArray, start: IntArray, k: int | None) -> KCol:
     """O a (k None) or O[k] a at ``rows``: the last row ≤ i where a holds lies in
     [start, i] (or [max(start, i − k), i])."""
-    lo_bound = start if k is None else np.maximum(start, rows - k)
-
-    def once(x: BoolArray) -> BoolArray:
-        hits = np.flatnonzero(x)
-        j = np.searchsorted(hits, rows, side="right") - 1
-        found = hits[np.maximum(j, 0)] if len(hits) else np.zeros(len(rows), np.int64)
-        return (j >= 0) & (found >= lo_bound) if len(hits) else np.zeros(len(rows), bool)
-
     if k is not None and k < 0:
         return KCol.exact(np.zeros(len(rows), dtype=bool))
+
+    def once(x: BoolArray) -> BoolArray:
+        if k is not None and k <= SHORT_WINDOW:
+            return _near(x, rows, start, k)
+        return _searched(x, rows, start if k is None else np.maximum(start, rows - k))
+
     if col.is_exact:
         return KCol.exact(once(col.hi))
     return KCol(once(col.hi), once(col.lo))
+
+
+def _searched(x: BoolArray, rows: IntArray, lo_bound: IntArray) -> BoolArray:
+    """Some row of ``x`` in [lo_bound, i] at each row i of ``rows`` (binary search)."""
+    hits = np.flatnonzero(x)
+    if not len(hits):
+        return np.zeros(len(rows), bool)
+    j = np.searchsorted(hits, rows, side="right") - 1
+    return (j >= 0) & (hits[np.maximum(j, 0)] >= lo_bound)
+
+
+def _near(x: BoolArray, rows: IntArray, start: IntArray, k: int) -> BoolArray:
+    """Some row of ``x`` in [max(start, i − k), i] at each row i of ``rows``: k + 1
+    direct reads per row, no search (short windows)."""
+    out = np.take(x, rows)
+    for d in range(1, k + 1):
+        back = rows - d
+        out |= (back >= start) & np.take(x, np.maximum(back, 0))
+    return out
 
 
 def g_past(ev: Evaluator, g: Always) -> tuple[np.ndarray, IntArray] | None:
@@ -162,9 +182,9 @@ def g_past(ev: Evaluator, g: Always) -> tuple[np.ndarray, IntArray] | None:
     rows = np.flatnonzero(cand)
     if len(rows) > DENSE * s.n_rows:
         return None
-    col = at_rows(ev, g.arg, rows, np.take(s.start, rows))
+    segs = segment_of(s, rows)  # one gather from the view's rows; starts from the segments
+    col = at_rows(ev, g.arg, rows, np.take(s.first, segs))
     value = np.ones(s.n_segments, dtype=np.int8)  # G holds on an empty trace
-    false = rows[~col.hi]
-    value[segment_of(s, rows[~col.lo])] = -1
-    value[segment_of(s, false)] = 0
-    return value, false
+    value[segs[~col.lo]] = -1
+    value[segs[~col.hi]] = 0
+    return value, rows[~col.hi]
