@@ -238,13 +238,15 @@ def _walk(rss: list[ResourceSpans]) -> list[SpanTuple] | None:
             scope = sc.name if sc is not None else None
             scope = scope if scope else None
             for sp in ss.spans or ():
-                ids = []
-                for v in (sp.trace_id, sp.span_id, sp.parent_span_id):
-                    n = memo.get(v, _MISS)
-                    if n is _MISS:
-                        n = memo[v] = norm_id(v)
-                    ids.append(n)
-                trace_id, span_id, parent_id = ids
+                trace_id = memo.get(v := sp.trace_id, _MISS)
+                if trace_id is _MISS:
+                    trace_id = memo[v] = norm_id(v)
+                span_id = memo.get(v := sp.span_id, _MISS)
+                if span_id is _MISS:
+                    span_id = memo[v] = norm_id(v)
+                parent_id = memo.get(v := sp.parent_span_id, _MISS)
+                if parent_id is _MISS:
+                    parent_id = memo[v] = norm_id(v)
                 if trace_id is None:
                     return None  # the general path names the reason
                 name = sp.name
