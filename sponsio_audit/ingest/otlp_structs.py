@@ -1,7 +1,8 @@
 """OTLP/JSON trace requests decoded by ``msgspec`` into typed structs → span tuples.
 
 The fast path for ``otlp_json.request_spans``: one typed decode of a JSON line
-(1.6 µs per span against orjson's 2.1 plus the dict walk) and a walk that
+(1.8 µs per span on the bench's lines; the whole fast path 5 µs against 8
+for orjson's dicts and their walk) and a walk that
 gives exactly the tuples ``request_spans`` gives for the same line. The structs
 accept only the usual spellings (ids and int64 as strings or numbers, enums
 as numbers or names, values of the declared types); any other record
@@ -31,14 +32,20 @@ _NULL = msgspec.Raw(b"null")
 
 
 class ArrayValue(msgspec.Struct, gc=False):
+    """OTLP/JSON ``ArrayValue``."""
+
     values: list[AnyValue] | None = None
 
 
 class KeyValueList(msgspec.Struct, gc=False):
+    """OTLP/JSON ``KeyValueList``."""
+
     values: list[KeyValue] | None = None
 
 
 class AnyValue(msgspec.Struct, rename="camel", gc=False):
+    """OTLP/JSON ``AnyValue``: each member UNSET unless present (the first present wins)."""
+
     string_value: str | UnsetType = UNSET
     int_value: str | int | UnsetType = UNSET
     bool_value: bool | UnsetType = UNSET
@@ -49,21 +56,29 @@ class AnyValue(msgspec.Struct, rename="camel", gc=False):
 
 
 class KeyValue(msgspec.Struct, gc=False):
+    """OTLP/JSON ``KeyValue`` (a missing or null value reads as None)."""
+
     key: str
     value: AnyValue | None = None
 
 
 class Event(msgspec.Struct, gc=False):
+    """A span event; its attributes are decoded only for ``GENAI_EVENTS``."""
+
     name: str | None = None
     attributes: msgspec.Raw = _NULL  # read only for GenAI events
 
 
 class Status(msgspec.Struct, gc=False):
+    """A span status (code as number or name)."""
+
     code: int | str | None = None
     message: str | None = None
 
 
 class Span(msgspec.Struct, rename="camel", gc=False):
+    """The span fields ``request_spans`` reads; others are skipped."""
+
     trace_id: str | None = None
     span_id: str | None = None
     parent_span_id: str | None = None
@@ -77,26 +92,36 @@ class Span(msgspec.Struct, rename="camel", gc=False):
 
 
 class Scope(msgspec.Struct, gc=False):
+    """An instrumentation scope (only its name is read)."""
+
     name: str | None = None
 
 
 class ScopeSpans(msgspec.Struct, gc=False):
+    """Spans of one scope (``instrumentationLibrary`` is the old name of ``scope``)."""
+
     scope: Scope | None = None
     instrumentationLibrary: Scope | None = None
     spans: list[Span] | None = None
 
 
 class Resource(msgspec.Struct, gc=False):
+    """A resource (only its attributes are read)."""
+
     attributes: list[KeyValue] | None = None
 
 
 class ResourceSpans(msgspec.Struct, rename="camel", gc=False):
+    """Spans of one resource (``instrumentationLibrarySpans``: the old name)."""
+
     resource: Resource | None = None
     scope_spans: list[ScopeSpans] | None = None
     instrumentation_library_spans: list[ScopeSpans] | None = None
 
 
 class TraceRequest(msgspec.Struct, rename="camel", gc=False):
+    """A request line; logs or metrics keys send it to the general path."""
+
     resource_spans: list[ResourceSpans] | UnsetType | None = UNSET
     resource_logs: msgspec.Raw | UnsetType = UNSET
     resource_metrics: msgspec.Raw | UnsetType = UNSET
@@ -212,7 +237,7 @@ def spans(line: bytes) -> list[SpanTuple] | None:
         if doc.resource_spans is UNSET:
             return None
         return _walk(doc.resource_spans or [])
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, _Fallback):
+    except Exception:  # msgspec's errors, _Fallback, anything unforeseen: the general path
         return None
 
 
