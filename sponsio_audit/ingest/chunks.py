@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.event import EVENT_SCHEMA
-from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto
+from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto, otlp_structs
 from sponsio_audit.ingest.conventions import span_facts
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.sniff import (
@@ -164,6 +164,10 @@ def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits) -> Signal
         if signal == "metrics":
             raise BadRecord("OTLP metrics, not traces")
         return otlp_proto.request_spans(data), []
+    if no != 1:  # line 1 may be a whole document or start with a BOM: the general path
+        fast = otlp_structs.spans(rec)
+        if fast is not None:
+            return fast, []
     doc = parse_line(no, rec)
     if isinstance(doc, BadRecord):
         raise doc
