@@ -1,7 +1,7 @@
 """Scan a folder with the real CLI and check what a user of every report format would see.
 
 ``scan_folder`` runs ``sponsio-audit scan --strict --fail-on none`` in a
-subprocess (its peak RSS taken from ``wait4``), then renders every other
+subprocess (its own peak RSS, ``peak.run_cli``), then renders every other
 format from the stored audit with ``sponsio-audit report --db`` (typer's
 runner: the real command, in this process). ``check`` holds the rules of
 issue 13 that hold for every input; ``Expect`` adds the case's own.
@@ -10,9 +10,6 @@ issue 13 that hold for every input; ``Expect`` adds the case's own.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -25,6 +22,7 @@ from typer.testing import CliRunner
 from sponsio_audit.cli import app
 
 from .inputs import ANSI, GOOD, GOOD_EVENTS, MARK, Expect
+from .peak import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT_SCHEMA = REPO / "sponsio_audit" / "report" / "report.schema.json"
@@ -50,12 +48,10 @@ def scan_folder(folder: Path, work: Path) -> Scanned:
     """``scan`` the folder with the CLI, then ``report`` the stored audit in every format."""
     db = work / "audit.duckdb"
     out = work / "report.json"
-    cmd = [sys.executable, "-m", "sponsio_audit.cli", "scan", str(folder), "--db", str(db)]
+    cmd = ["scan", str(folder), "--db", str(db)]
     cmd += ["-f", "json", "-o", str(out), "--strict", "--fail-on", "none", "--jobs", "1"]
     with (work / "stdout").open("wb") as so, (work / "stderr").open("wb") as se:
-        proc = subprocess.Popen(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL, cwd=work)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        code, peak = run_cli(cmd, work / "peak", so, se, cwd=work)
     reports = {"json": out.read_text("utf-8") if out.exists() else ""}
     runner = CliRunner()
     for fmt in FORMATS[1:]:
@@ -63,10 +59,10 @@ def scan_folder(folder: Path, work: Path) -> Scanned:
         assert res.exit_code == 0 and res.exception is None, (fmt, res.output, res.exception)
         reports[fmt] = res.stdout
     return Scanned(
-        proc.returncode,
+        code,
         (work / "stdout").read_text("utf-8", "replace"),
         (work / "stderr").read_text("utf-8", "replace"),
-        usage.ru_maxrss * 1024,
+        peak,
         db,
         reports,
     )

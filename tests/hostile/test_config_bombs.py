@@ -3,10 +3,10 @@ the YAML path and the limit named, in bounded memory (issue 13: 5 GB without fin
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from .peak import run_cli
 
 RSS_BOUND = 512 << 20
 
@@ -23,35 +23,13 @@ LAUGHS = (
 )
 
 
-_PEAK = """
-import atexit, os, runpy, sys
-
-def _peak():  # this process's own high-water mark since exec (VmHWM, KiB)
-    with open("/proc/self/status") as f:
-        kib = next(int(x.split()[1]) for x in f if x.startswith("VmHWM:"))
-    with open(os.environ["SPONSIO_TEST_PEAK"], "w") as out:
-        out.write(str(kib))
-
-atexit.register(_peak)
-sys.argv = ["sponsio-audit", *sys.argv[1:]]
-runpy.run_module("sponsio_audit.cli", run_name="__main__")
-"""
-
-
 def _validate(p: Path) -> tuple[int, list[str], int]:
-    """Exit code, stderr lines and peak RSS of ``validate p`` in a fresh process.
-
-    The peak is the child's own VmHWM: ``ru_maxrss`` of a child keeps the high-water
-    mark of the process it was forked from (the test run, hundreds of MB)."""
-    peak, err = p.with_suffix(".peak"), p.with_suffix(".err")
-    env = {**os.environ, "SPONSIO_TEST_PEAK": str(peak)}
+    """Exit code, stderr lines and the fresh process's own peak RSS of ``validate p``."""
+    err = p.with_suffix(".err")
     with err.open("wb") as e:
-        proc = subprocess.run(
-            [sys.executable, "-c", _PEAK, "validate", str(p)],
-            stdout=subprocess.DEVNULL, stderr=e, stdin=subprocess.DEVNULL, env=env, timeout=300,
-        )  # fmt: skip
+        code, rss = run_cli(["validate", str(p)], p.with_suffix(".peak"), subprocess.DEVNULL, e)
     lines = [x for x in err.read_text("utf-8").splitlines() if x.strip()]
-    return proc.returncode, lines, int(peak.read_text()) * 1024
+    return code, lines, rss
 
 
 def test_billion_laughs(tmp_path: Path) -> None:
