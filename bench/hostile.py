@@ -45,7 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.hostile.inputs import _good  # noqa: E402
-from tests.hostile.otlp import T0, line, ok_line, request, sid, sparse, tid, tool_span  # noqa: E402
+from tests.hostile.otlp import line, ok_line, request, sid, sparse, tid, tool_span  # noqa: E402
+from tests.hostile.otlp import wide_trace as write_wide_trace  # noqa: E402
 
 
 def gzip_bomb(d: Path) -> None:
@@ -129,15 +130,7 @@ def long_transcript(d: Path) -> None:
 
 def wide_trace(d: Path) -> None:
     """One trace of 200 000 tool spans, 1 000 spans per request line."""
-    with (d / "wide.jsonl").open("wb") as f:
-        for r in range(200):
-            spans = [
-                tool_span(tid(0), f"{r * 1000 + i + 1:016x}", "read_file", {"path": "/tmp/a"})
-                for i in range(1000)
-            ]
-            for k, s in enumerate(spans):
-                s["startTimeUnixNano"] = s["endTimeUnixNano"] = str(T0 + r * 1000 + k)
-            f.write(line(request(*spans)))
+    write_wide_trace(d / "wide.jsonl", 200)
 
 
 def many_traces(d: Path) -> None:

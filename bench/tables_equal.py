@@ -159,17 +159,9 @@ def _sets(names: list[str], d: Path, random_n: int, big: bool) -> list[tuple[str
                 out.append((f"bench/{fmt}/{size}", "trace", [generate(d / "bench", size, fmt)]))
     if "wide" in names:
         sys.path.insert(0, str(REPO))
-        from tests.hostile.otlp import T0, line, request, tid, tool_span
+        from tests.hostile.otlp import wide_trace
 
-        with (d / "wide.jsonl").open("wb") as f:
-            for r in range(45):
-                spans = [
-                    tool_span(tid(0), f"{r * 1000 + i + 1:016x}", "read_file", {"path": "/tmp/a"})
-                    for i in range(1000)
-                ]
-                for k, s in enumerate(spans):
-                    s["startTimeUnixNano"] = s["endTimeUnixNano"] = str(T0 + r * 1000 + k)
-                f.write(line(request(*spans)))
+        wide_trace(d / "wide.jsonl", 45)
         out.append(("wide", "trace", [d / "wide.jsonl"]))
     if "random" in names:
         js, pb = _random(d / "random", random_n)

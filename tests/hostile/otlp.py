@@ -69,6 +69,19 @@ def sid(n: int) -> str:
     return f"{0xCD00 + n:016x}"
 
 
+def wide_trace(path: Path, requests: int) -> None:
+    """One trace of ``requests`` × 1 000 tool spans, 1 000 per request line, at distinct times."""
+    with path.open("wb") as f:
+        for r in range(requests):
+            spans = [
+                tool_span(tid(0), f"{r * 1000 + i + 1:016x}", "read_file", {"path": "/tmp/a"})
+                for i in range(1000)
+            ]
+            for k, s in enumerate(spans):
+                s["startTimeUnixNano"] = s["endTimeUnixNano"] = str(T0 + r * 1000 + k)
+            f.write(line(request(*spans)))
+
+
 def ok_line(n: int, tool: str = "read_file") -> bytes:
     """A good OTLP/JSON line: one tool call in trace ``n``."""
     return line(request(tool_span(tid(n), sid(n), tool, {"path": "/workspace/a"})))
