@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto, otlp_structs
+from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import span_facts
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.sniff import (
@@ -38,9 +39,7 @@ from sponsio_audit.ingest.sniff import (
 )
 from sponsio_audit.ingest.store import (
     DECISIONS_SCHEMA,
-    FACTS_SCHEMA,
     LOGS_SCHEMA,
-    SPANS_SCHEMA,
     TRACES_SCHEMA,
     decision_row,
     rows_batch,
@@ -90,6 +89,9 @@ class RecordChunk:
     run: int
     records: list[tuple[int, bytes | BadRecord]]
     limits: Limits = DEFAULT
+    raw_json: bool = True
+    """Write ``spans.attributes``/``resource`` (read only by a user's SQL on a file store);
+    False leaves them NULL and skips building their JSON."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,9 @@ def record_chunks(
     file_id: int,
     run: int,
     limits: Limits = DEFAULT,
+    raw_json: bool = True,
 ) -> Iterator[RecordChunk]:
-    """The file's records, raw, in chunks of about ``CHUNK_BYTES``.
+    """The file's records, raw, in chunks of about ``CHUNK_BYTES`` (``RecordChunk.raw_json``).
 
     When reading the stream fails, the records read so far are yielded as a last
     chunk before the error is raised.
@@ -128,14 +131,14 @@ def record_chunks(
             chunk.append((no, rec))
             size += len(rec) if isinstance(rec, bytes) else 0
             if size >= CHUNK_BYTES:
-                yield RecordChunk(fmt, file_id, run, chunk, limits)
+                yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
                 chunk, size = [], 0
     except Exception:  # the stream broke: the records read before it are kept
         if chunk:
-            yield RecordChunk(fmt, file_id, run, chunk, limits)
+            yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
         raise
     if chunk:
-        yield RecordChunk(fmt, file_id, run, chunk, limits)
+        yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
 
 
 Signal = tuple[list[Any], list[otlp_logs.LogRow]]
@@ -183,6 +186,7 @@ def decode(chunk: RecordChunk) -> Decoded:
         chunk.records,
         lambda no, rec: _record(chunk.fmt, no, rec, chunk.limits),
         chunk.limits,
+        chunk.raw_json,
     )
 
 
@@ -211,37 +215,56 @@ def _decoded(
     records: list[tuple[int, Any]],
     signal_of: Callable[[int, Any], Signal],
     limits: Limits,
+    raw_json: bool = True,
 ) -> Decoded:
-    span_rows: list[tuple] = []
-    fact_rows: list[tuple] = []
+    cols = Columns(file_id, run)
+    c = cols.cols
+    tids, sids, pids = c["trace_id"], c["span_id"], c["parent_span_id"]
+    starts, ends, services, recs = c["start_ns"], c["end_ns"], c["service"], c["record"]
+    names, kinds, statuses, scopes = c["name"], c["kind"], c["status"], c["scope"]
+    attrs_json, resources = c["attributes"], c["resource"]
+    facts = cols.facts
     log_rows: list[tuple] = []
     skipped: list[tuple[int, str]] = []
     for no, rec in records:
+        mark = len(facts)
         try:
-            srows, frows = [], []
-            pos = len(fact_rows)
             spans, logs = signal_of(no, rec)
             for span in _bounded(spans, limits):
                 tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
-                srows.append((tid, sid, pid, name, kind, start, end, status, service, scope,
-                              dumps(attrs), rj, file_id, no))  # fmt: skip
-                facts = span_facts(name, {**ev, **attrs} if ev else attrs)
-                frows.append((tid, sid, pid, file_id, no, pos, start, end, service, *facts, run))
-                pos += 1
+                facts.append(span_facts(name, {**ev, **attrs} if ev else attrs))
+                tids.append(tid)
+                sids.append(sid)
+                pids.append(pid)
+                names.append(name)
+                kinds.append(kind)
+                starts.append(start)
+                ends.append(end)
+                statuses.append(status)
+                services.append(service)
+                scopes.append(scope)
+                if raw_json:
+                    attrs_json.append(dumps(attrs))
+                    resources.append(rj)
+                else:
+                    attrs_json.append(None)
+                    resources.append(None)
+                recs.append(no)
         except (BadRecord, LimitExceeded) as e:
+            cols.drop(mark)
             skipped.append((no, str(e)))
             continue
         except Exception as e:  # safety net: untrusted input never crashes ingest
+            cols.drop(mark)
             skipped.append((no, f"unreadable record: {type(e).__name__}: {e}"[:300]))
             continue
-        span_rows.extend(srows)
-        fact_rows.extend(frows)
         for k, (tid, sid, name, t, body, attrs) in enumerate(logs):
             log_rows.append((tid, sid, name, t, body, attrs, file_id, no, k, run))
+    span_batch, fact_batch = cols.batches()
     return Decoded(
         len(records),
-        rows_batch(span_rows, SPANS_SCHEMA),
-        rows_batch(fact_rows, FACTS_SCHEMA),
+        span_batch,
+        fact_batch,
         skipped,
         rows_batch(log_rows, LOGS_SCHEMA) if log_rows else None,
     )

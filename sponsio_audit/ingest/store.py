@@ -15,6 +15,7 @@ recomputed when a later file adds spans to it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,7 +239,7 @@ def _fit(v: Any, typ: pa.DataType) -> Any:
     return v
 
 
-def _array(values: tuple[Any, ...], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
+def _array(values: Sequence[Any], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
     storage = typ.storage_type if isinstance(typ, pa.ExtensionType) else typ
     try:
         arr = pa.array(values, type=storage)

@@ -32,9 +32,10 @@ def _load_make_otel() -> Any:
 make_otel = _load_make_otel()
 
 
-def load(*paths: str | Path, group_by: str = "trace") -> tuple[Store, Any]:
-    """A fresh in-memory store with ``paths`` ingested, and the summary."""
-    store = Store.open(None)
+def load(*paths: str | Path, group_by: str = "trace", db: Path | None = None) -> tuple[Store, Any]:
+    """A fresh store (in memory, or the database file ``db``) with ``paths`` ingested,
+    and the summary. Only a file store keeps ``spans.attributes``/``resource``."""
+    store = Store.open(db)
     return store, ingest(list(paths), store, group_by=group_by)
 
 

@@ -110,7 +110,7 @@ def test_deeply_nested_values(tmp_path: Path) -> None:
     )
     p = tmp_path / "deep.jsonl"
     p.write_text(deep_json + "\n" + json.dumps(doc) + "\n")
-    store, s = load(p)
+    store, s = load(p, db=tmp_path / "t.duckdb")
     assert _skipped(store) == [("deep.jsonl", 1, "JSON nested too deep")]
     assert s.spans == 4
     attrs = [json.loads(r["attributes"]) for r in rows(store, "SELECT attributes FROM spans")]
@@ -182,7 +182,7 @@ def test_odd_attribute_types_do_not_cost_the_record(tmp_path: Path) -> None:
     )
     path = tmp_path / "odd.pb"
     path.write_bytes(req.SerializeToString())
-    store, s = load(path)
+    store, s = load(path, db=tmp_path / "t.duckdb")
     assert (s.records, s.spans, s.skipped) == (1, 2, 0)
     assert [(e["type"], e["tool"]) for e in events(store)] == [("tool_call", "t")]
     (span,) = rows(store, "SELECT attributes FROM spans WHERE name = 'odd'")

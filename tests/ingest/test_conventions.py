@@ -91,8 +91,8 @@ def test_genai_current(ext: str) -> None:
 
 
 @BOTH
-def test_genai_structured_kvlist_args_and_bytes(ext: str) -> None:
-    store, _ = load(OTEL / f"genai_structured{ext}")
+def test_genai_structured_kvlist_args_and_bytes(ext: str, tmp_path: Path) -> None:
+    store, _ = load(OTEL / f"genai_structured{ext}", db=tmp_path / "t.duckdb")
     (e,) = events(store)
     check(
         e,
@@ -248,7 +248,7 @@ def test_messages_on_span_events(tmp_path: Path) -> None:
     }
     make_otel.write_all(tmp_path / "ev", [make_otel.spans_request([tree], "svc")])
     for ext in (".jsonl", ".pb"):
-        store, _ = load(tmp_path / f"ev{ext}")
+        store, _ = load(tmp_path / f"ev{ext}", db=tmp_path / f"ev{ext}.duckdb")
         req, resp = events(store)
         check(req, prompt="user: Yo", system_prompt="", convention="gen_ai_deprecated")
         check(resp, content="Hey", tokens_in=5, tokens_out=None, tokens_total=None)

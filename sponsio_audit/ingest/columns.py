@@ -1,0 +1,73 @@
+"""One chunk's ``spans`` and ``span_facts`` rows as per-column lists, turned into Arrow once.
+
+``decode`` appends each kept span's values straight to the lists of ``Columns``
+(no row tuple per span, no transposition); a record that fails is cut off with
+``drop`` (all or nothing per record). ``spans``/``facts`` convert each list with
+the schema's type once per chunk; the columns the two tables share (ids, times,
+service, file, record) are converted once for both. A value a column cannot
+hold costs only that field (``store._array``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.store import FACTS_SCHEMA, SPANS_SCHEMA, _array
+
+_SHARED = ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "service", "record")
+Arrays = dict[str, pa.Array | pa.ChunkedArray]
+_SPAN_ONLY = ("name", "kind", "status", "scope", "attributes", "resource")
+
+
+class Columns:
+    """Per-column value lists of one chunk (``SPANS_SCHEMA`` and ``FACTS_SCHEMA``)."""
+
+    def __init__(self, file_id: int, run: int) -> None:
+        self.file_id = file_id
+        self.run = run
+        self.cols: dict[str, list[Any]] = {k: [] for k in (*_SHARED, *_SPAN_ONLY)}
+        self.facts: list[tuple[Any, ...]] = []  # FACT_FIELDS tuples, transposed once
+
+    def __len__(self) -> int:
+        return len(self.facts)
+
+    def drop(self, mark: int) -> None:
+        """Cut every column back to ``mark`` rows (a record that failed adds nothing)."""
+        for col in self.cols.values():
+            del col[mark:]
+        del self.facts[mark:]
+
+    def _shared(self) -> Arrays:
+        n = len(self.facts)
+        out = {k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SHARED}
+        out["file_id"] = pa.repeat(pa.scalar(self.file_id, pa.int64()), n)
+        return out
+
+    def batches(self) -> tuple[pa.RecordBatch | pa.Table, pa.RecordBatch | pa.Table]:
+        """The ``spans`` and ``span_facts`` rows as Arrow (a table when a text column
+        outgrows one string array's 2 GiB)."""
+        n = len(self.facts)
+        shared = self._shared()
+        spans = {
+            **shared,
+            **{k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
+        }
+        facts = dict(shared)
+        facts["pos"] = pa.array(range(n), pa.int64())
+        fact_cols = list(zip(*self.facts, strict=True)) if n else [()] * len(FACT_FIELDS)
+        for k, col in zip(FACT_FIELDS, fact_cols, strict=True):
+            facts[k] = _array(col, FACTS_SCHEMA.field(k).type)
+        facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n)
+        return _batch(spans, SPANS_SCHEMA), _batch(facts, FACTS_SCHEMA)
+
+
+def _batch(
+    arrays: dict[str, pa.Array | pa.ChunkedArray], schema: pa.Schema
+) -> pa.RecordBatch | pa.Table:
+    cols = [arrays[f.name] for f in schema]
+    if any(isinstance(a, pa.ChunkedArray) for a in cols):
+        return pa.Table.from_arrays(cols, schema=schema)
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
