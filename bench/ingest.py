@@ -245,6 +245,7 @@ WRAPPED = (
     ("attrs json", "sponsio_audit.ingest.chunks", "dumps"),
     ("conventions", "sponsio_audit.ingest.chunks", "span_facts"),
     ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
+    ("arrow", "sponsio_audit.ingest.chunks", "Columns.batches"),  # a chunk's spans and facts
     ("store write", "sponsio_audit.ingest.store", "Store.insert"),
     ("events", "sponsio_audit.ingest.chunks", "trace_events"),
     ("events", "sponsio_audit.ingest.chunks", "_values"),  # pass 2's Arrow → Python rows

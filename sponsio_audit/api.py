@@ -162,6 +162,7 @@ def audit(
     sources: Sequence[ConfigSource] = (),
     regex_timeout_ms: float | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    raw_json: bool | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -180,6 +181,8 @@ def audit(
     configuration's ``regex_timeout_ms``, else ``regexes.DEFAULT_TIME_LIMIT``); the
     searches that ran out of time are counted in ``Summary.regex_timeouts``.
     ``limits`` bounds what one input file or record may cost (``ingest.limits``).
+    ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
+    only into ``db``), which nothing reads but a user's SQL or Parquet.
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -189,7 +192,7 @@ def audit(
     if isinstance(source, Store):
         store = source
     else:
-        store = Store.open(str(db) if db is not None else None)
+        store = Store.open(str(db) if db is not None else None, raw_json=raw_json)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:

@@ -306,7 +306,7 @@ def _run(
                     [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
-                    limits=limits,
+                    limits=limits, raw_json=True if o.parquet is not None else None,
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts

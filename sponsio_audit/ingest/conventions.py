@@ -26,7 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from sponsio_audit.ingest import messages as m
-from sponsio_audit.ingest.payloads import callback_args, finish, openinference_args, tool_result
+from sponsio_audit.ingest.payloads import (
+    callback_args,
+    finish,
+    openinference_args,
+    tool_args,
+    tool_result,
+)
 from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 FACT_FIELDS = (
@@ -137,16 +143,15 @@ def _llm(
     ti, to = _int(tin), _int(tout)
     prompt = system = results = None
     if inp is not None:
-        prompt, system = m.prompt_and_system(inp, instructions)
-        res = m.tool_results(inp)
+        prompt, system, res = m.input_facts(inp, instructions)
         results = dumps(res) if res else None
     elif instructions is not None:
         system = m.system_text([], instructions)
     content = requested = None
     if out is not None:
-        content = m.output_text(out)
-        requested = _requested(m.output_calls(out))
-        if m.unnamed_calls(out):
+        content, calls, unnamed = m.output_facts(out)
+        requested = _requested(calls)
+        if unnamed:
             wants = "1"
     return (  # FACT_FIELDS order
         "llm", conv, as_text(agent), False, None, None, content, prompt, system, ti, to,
@@ -166,13 +171,10 @@ def _genai(name: str, attrs: dict[str, Any], op: Any, c: str | None) -> tuple | 
     agent = attrs.get("gen_ai.agent.name")
     if op == "execute_tool":
         tool = attrs.get("gen_ai.tool.name") or _name_after(name, "execute_tool")
-        raw = attrs.get("gen_ai.tool.call.arguments")
         cid = attrs.get("gen_ai.tool.call.id")
-        cb = callback_args(raw)
-        if cb is not None:
-            args, cid = cb[0], cid if cid is not None else cb[1]
-        else:
-            args = _args_text(raw)
+        args, cb_id = tool_args(attrs.get("gen_ai.tool.call.arguments"))
+        if cid is None:
+            cid = cb_id
         return _tool("gen_ai", agent, tool, args, attrs.get("gen_ai.tool.call.result"), c, cid)
     if op == "invoke_agent":
         return _agent("gen_ai", agent or _name_after(name, "invoke_agent"), c)

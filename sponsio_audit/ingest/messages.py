@@ -211,43 +211,64 @@ def system_text(msgs: list[Msg], instructions: Any = None) -> str:
 
 def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:
     """``prompt_text`` and ``system_text`` together, each message's text rendered once."""
+    prompt, system, _ = input_facts(msgs, instructions)
+    return prompt, system
+
+
+def input_facts(msgs: list[Msg], instructions: Any = None) -> tuple[str, str, dict[str, str]]:
+    """Prompt text, system text and ``tool_results`` of input messages, in one pass."""
     lines: list[str] = []
     system: list[str] = []
+    results: dict[str, str] = {}
     for m in msgs:
         t = m.text()
-        if m.role:
-            lines.append(f"{m.role}: {t}")
-            if m.role in SYSTEM_ROLES:
+        role = m.role
+        if role:
+            lines.append(f"{role}: {t}")
+            if role in SYSTEM_ROLES:
                 system.append(t)
         else:
             lines.append(t)
+        for cid, text in m.results:
+            results.setdefault(cid, text)
     if instructions is not None:
         system.extend(m.text() for m in norm_messages(instructions))
-    return "\n".join(lines), "\n".join(system)
+    return "\n".join(lines), "\n".join(system), results
+
+
+def output_facts(msgs: list[Msg]) -> tuple[str, list[Call], int]:
+    """``output_text``, ``output_calls`` and ``unnamed_calls`` of output messages, in one pass."""
+    if len(msgs) == 1:
+        (m,) = msgs
+        return "\n".join(m.pieces), list(m.calls), m.unnamed
+    pieces: list[str] = []
+    calls: list[Call] = []
+    unnamed = 0
+    for m in msgs:
+        pieces.extend(m.pieces)
+        calls.extend(m.calls)
+        unnamed += m.unnamed
+    return "\n".join(pieces), calls, unnamed
 
 
 def output_text(msgs: list[Msg]) -> str:
     """The LLM output text: text pieces of the output messages joined by newlines."""
-    return "\n".join(p for m in msgs for p in m.pieces)
+    return output_facts(msgs)[0]
 
 
 def output_calls(msgs: list[Msg]) -> list[Call]:
     """Tool calls requested in the output messages, in order."""
-    return [c for m in msgs for c in m.calls]
+    return output_facts(msgs)[1]
 
 
 def unnamed_calls(msgs: list[Msg]) -> int:
     """Requested tool calls whose name was not recorded."""
-    return sum(m.unnamed for m in msgs)
+    return output_facts(msgs)[2]
 
 
 def tool_results(msgs: list[Msg]) -> dict[str, str]:
     """Tool results of the input messages by tool call id (first one wins)."""
-    out: dict[str, str] = {}
-    for m in msgs:
-        for cid, text in m.results:
-            out.setdefault(cid, text)
-    return out
+    return input_facts(msgs)[2]
 
 
 def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:

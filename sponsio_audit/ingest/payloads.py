@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from sponsio_audit.ingest import messages as m
-from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
+from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 """Finish reasons that say the model asked for tools."""
@@ -29,6 +29,8 @@ def finish(attrs: dict[str, Any]) -> str | None:
     seen = False
     for key in ("gen_ai.response.finish_reasons", "llm.finish_reason"):
         v = attrs.get(key)
+        if v is None:
+            continue
         if isinstance(v, str):
             v = loads_maybe(v)
         vals = v if isinstance(v, list) else [v]
@@ -46,8 +48,8 @@ def finish(attrs: dict[str, Any]) -> str | None:
 def tool_message(v: Any) -> tuple[str, str | None] | None:
     """(content, tool_call_id) of a serialised LangChain ``ToolMessage``, else None."""
     if isinstance(v, str):
-        if not v.startswith("{"):
-            return None
+        if not v.startswith("{") or ('"content"' not in v and "\\" not in v):
+            return None  # no "content" key, even escaped: not a ToolMessage (not parsed)
         v = loads_maybe(v)
     if not isinstance(v, dict):
         return None
@@ -80,6 +82,10 @@ def callback_args(v: Any) -> tuple[str | None, str | None] | None:
         if not v.startswith("{"):
             return None
         v = loads_maybe(v)
+    return _callback(v)
+
+
+def _callback(v: Any) -> tuple[str | None, str | None] | None:
     if not isinstance(v, dict) or "input_str" not in v or "inputs" not in v:
         return None
     kw = v.get("kwargs")
@@ -87,6 +93,23 @@ def callback_args(v: Any) -> tuple[str | None, str | None] | None:
     inputs = v["inputs"]
     args = dumps(inputs) if isinstance(inputs, dict) else None
     return args, cid if isinstance(cid, str) else None
+
+
+def tool_args(v: Any) -> tuple[str | None, str | None]:
+    """(args, call id) of recorded tool arguments, the string parsed once: a LangChain
+    callback payload gives ``callback_args``, anything else ``as_args`` as JSON text."""
+    if isinstance(v, str):
+        parsed = loads_maybe(v)
+        if v.startswith("{"):
+            cb = _callback(parsed)
+            if cb is not None:
+                return cb
+        return dumps(parsed if isinstance(parsed, dict) else {"input": parsed}), None
+    cb = _callback(v)
+    if cb is not None:
+        return cb
+    a = as_args(v)
+    return None if a is None else dumps(a), None
 
 
 def _one_param(schema: Any) -> str | None:

@@ -254,8 +254,7 @@ def _file(r: _Run, path: str, display: str) -> None:
 def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
     """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
     n = bad = 0
-    raw_json = r.store.path is not None  # spans.attributes: only a file store's SQL reads it
-    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits, raw_json)
+    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits, r.store.raw_json)
     try:
         for d in r.workers.map(chunks.decode, todo):
             n += d.records

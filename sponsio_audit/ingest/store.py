@@ -146,13 +146,23 @@ class Store:
 
     con: duckdb.DuckDBPyConnection
     path: str | None = None
+    raw_json: bool = True
+    """Whether ingest writes ``spans.attributes``/``resource``, the raw JSON that nothing
+    here reads (only a user's SQL on a database file, or Parquet written from the store)."""
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, memory_limit: str | None = None) -> Store:
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        memory_limit: str | None = None,
+        raw_json: bool | None = None,
+    ) -> Store:
         """Open (creating tables if needed) an in-memory store or a database file.
 
         ``memory_limit`` (e.g. ``"512MB"``) caps DuckDB's buffer pool; by default
         DuckDB may cache up to 80% of RAM, which shows up in RSS on large corpora.
+        ``raw_json`` (``Store.raw_json``) is by default True for a database file only.
         """
         config: dict[str, str | bool | int | float | list[str]] = {}
         if memory_limit:
@@ -162,7 +172,8 @@ class Store:
             con.execute(_ddl(name, schema))
         for col in OPTIONAL_COLUMNS:  # a store written before shared prompts: add them
             con.execute(f'ALTER TABLE events ADD COLUMN IF NOT EXISTS "{col}" BIGINT')
-        return cls(con, None if path is None else str(path))
+        keep = path is not None if raw_json is None else raw_json
+        return cls(con, None if path is None else str(path), keep)
 
     def close(self) -> None:
         """Close the connection."""

@@ -19,8 +19,8 @@ WEATHER_PROMPT = (
 WEATHER_ANSWER = "The weather in Paris is currently rainy with a temperature of 57°F."
 
 
-def test_otlp_spec_example(external: Path) -> None:
-    store, s = load(external / "opentelemetry-proto_examples_trace.json")
+def test_otlp_spec_example(external: Path, tmp_path: Path) -> None:
+    store, s = load(external / "opentelemetry-proto_examples_trace.json", db=tmp_path / "t.db")
     assert (s.files, s.records, s.spans, s.skipped) == (1, 1, 1, 0)
     (sp,) = rows(store, "SELECT * FROM spans")
     assert sp["trace_id"] == "5b8efff798038103d269b633813fc60c"  # upper-case hex lowered

@@ -304,7 +304,7 @@ def test_json_ids_not_hex_are_opaque(tmp_path: Path) -> None:
     }
     p = tmp_path / "x.json"
     p.write_text(json.dumps(doc))
-    store, _ = load(p)
+    store, _ = load(p, db=tmp_path / "x.duckdb")
     (sp,) = rows(store, "SELECT * FROM spans")
     assert (sp["trace_id"], sp["span_id"], sp["parent_span_id"]) == (
         "W4j/95gDgQPSabYzgT/GDA==",

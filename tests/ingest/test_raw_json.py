@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from .conftest import OTEL, load, rows
@@ -40,3 +41,15 @@ def test_memory_store_leaves_it_null_and_the_rest_equal(ext: str, tmp_path: Path
     for table in OTHER_TABLES:
         sql = f"SELECT * FROM {table}"
         assert rows(mem, sql) == rows(disk, sql), table
+
+
+def test_scan_parquet_keeps_the_raw_json(tmp_path: Path) -> None:
+    """``scan --parquet`` without ``--db``: spans.parquet is for analysis, so it has the JSON."""
+    from tests.report.conftest import CONFIG, TRACES, run
+
+    pq = tmp_path / "pq"
+    res = run("scan", TRACES, "-c", CONFIG, "--parquet", pq, "--quiet")
+    assert res.exit_code == 1  # the demo's planted violations
+    sql = "SELECT count(*), count(attributes), count(resource) FROM read_parquet(?)"
+    n, attrs, resources = duckdb.connect().execute(sql, [str(pq / "spans.parquet")]).fetchone()
+    assert n > 0 and attrs == n and resources == n

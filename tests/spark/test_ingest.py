@@ -90,7 +90,7 @@ def test_spark_ingest_gives_the_store_tables_and_evaluates_in_the_same_stage(spa
     from sponsio_audit.spark import ingest as spark_ingest
 
     cfg = load_config([DEMO / "sponsio.yaml"])
-    res = audit([str(corpus)], cfg)
+    res = audit([str(corpus)], cfg, raw_json=True)  # Spark's spans keep the raw JSON
     assert res.violations.num_rows > 0
     s = res.summary
     assert s.skipped >= 2  # the bad line, the metrics file
