@@ -59,6 +59,9 @@ class Msg(NamedTuple):
         return "\n".join(parts)
 
 
+_new = tuple.__new__
+
+
 def _arg_text(a: Any) -> str:
     return a if isinstance(a, str) else dumps(a)
 
@@ -137,7 +140,8 @@ def to_msg(m: Any) -> Msg | None:
     cid = m.get("tool_call_id", m.get("id") if role == "tool" else None)
     if role == "tool" and isinstance(cid, str) and not results:
         results.append((cid, "\n".join(pieces)))
-    return Msg(role, tuple(pieces), tuple(calls), tuple(results), unnamed)
+    # tuple.__new__: a Msg without NamedTuple's Python-level __new__ (hot path: every message)
+    return _new(Msg, (role, tuple(pieces), tuple(calls), tuple(results), unnamed))
 
 
 def _read_parts(
