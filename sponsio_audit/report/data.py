@@ -86,12 +86,27 @@ class ReportData:
         return rows
 
     @cached_property
+    def _blamed_mask(self) -> pa.Array:
+        return pc.fill_null(self.violation_table.column("blamed").combine_chunks(), False)
+
+    @cached_property
     def blamed(self) -> list[dict[str, Any]]:
         """One row per violation (the blamed event), in report order (only these rows are
-        made Python dicts: a summary line or ``--fail-on`` needs no others)."""
-        t = self.violation_table
-        rows: list[dict[str, Any]] = t.filter(pc.fill_null(t.column("blamed"), False)).to_pylist()
+        made Python dicts; counts need none: ``blamed_column``)."""
+        rows: list[dict[str, Any]] = self.violation_table.filter(self._blamed_mask).to_pylist()
         return rows
+
+    def blamed_column(self, name: str) -> pa.Array:
+        """One column of the ``blamed`` rows, as Arrow (a count or a summary line makes no
+        Python row)."""
+        column = self.violation_table.column(name).combine_chunks()
+        return column.filter(self._blamed_mask)
+
+    def blamed_counts(self, name: str) -> dict[Any, int]:
+        """How many ``blamed`` rows hold each value of column ``name``."""
+        counts = pc.value_counts(self.blamed_column(name))
+        values = counts.field("values").to_pylist()
+        return dict(zip(values, counts.field("counts").to_pylist(), strict=True))
 
     @cached_property
     def _contracts_by_id(self) -> dict[str, dict[str, Any]]:
