@@ -24,8 +24,6 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.verdicts import ranks
-
 EVENT_KEYS = (
     ("seq", "seq"),
     ("span_id", "span_id"),
@@ -64,24 +62,32 @@ def encoded(column: pa.ChunkedArray | pa.Array) -> Encoded:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     t = column.type
-    if pa.types.is_dictionary(t):
-        column = column.cast(t.value_type)
-        t = column.type
     n = len(column)
-    valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     if pa.types.is_integer(t):
         texts = pc.fill_null(pc.cast(column, pa.large_string()), "null").cast(BYTES)
         return Encoded(np.arange(n, dtype=np.int64), texts)
     if pa.types.is_boolean(t):
+        valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         truth = pc.fill_null(column, False).to_numpy(zero_copy_only=False)
         codes = np.where(valid, truth.astype(np.int64), 2)
-        return Encoded(codes.astype(np.int64), pa.array([b"false", b"true", b"null"], BYTES))
-    enc = pc.dictionary_encode(column)
-    values = enc.dictionary.cast(pa.large_string())
-    texts = _quoted(values)
-    codes = enc.indices.to_numpy(zero_copy_only=False)
-    codes = np.where(valid, codes, len(values)).astype(np.int64)
+        return Encoded(codes, pa.array([b"false", b"true", b"null"], BYTES))
+    codes, values = _codes(column)
+    texts = _quoted(values.cast(pa.large_string()))
     return Encoded(codes, pa.concat_arrays([texts, pa.array([b"null"], BYTES)]))
+
+
+def _codes(column: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(per-row index into the distinct values, the values) of a string or dictionary
+    column; a null's index is ``len(values)``."""
+    enc = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+    values = enc.dictionary
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    if enc.null_count:
+        valid = np.asarray(enc.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        codes = np.where(valid, codes, len(values))
+    return np.asarray(codes, dtype=np.int64), values
 
 
 def _quoted(values: pa.Array) -> pa.Array:
@@ -254,7 +260,7 @@ def _fingerprints(
     if "matched" in table.column_names:
         names.append("matched")
     sub = table.select(names).take(pa.array(rows))
-    codes = {n: ranks(sub.column(n)) for n in names}
+    codes = {n: _key(sub.column(n)) for n in names}
     pair = _dense(codes["contract_id"], codes["guarantee"])
     _, first_of_pair = np.unique(pair, return_index=True)
     patterned = np.zeros(int(pair.max()) + 1, dtype=bool)
@@ -271,6 +277,13 @@ def _fingerprints(
     picked = sub.take(pa.array(first)).to_pylist()
     fps = [f'"{fingerprint(v, contract(str(v["contract_id"])))}"'.encode() for v in picked]
     return Encoded(np.asarray(inverse, dtype=np.int64).ravel(), pa.array(fps, BYTES))
+
+
+def _key(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """One integer per distinct value of a column (nulls one more): equal values, equal keys."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return _codes(column)[0]
 
 
 def _dense(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -312,8 +325,10 @@ def violations_json(
     event.obj([(k, enc[c].take(blamed)) for k, c in EVENT_KEYS], indent + 2)
     empty = counts == 0
 
+    at = pa.array(blamed)
+
     def col(name: str) -> Encoded:
-        return encoded(table.column(name)).take(blamed)
+        return encoded(table.column(name).take(at))
 
     pre = Layout(len(blamed))  # an entry up to its offending events
     pre.add(",\n" + pad)
@@ -344,8 +359,8 @@ def violations_json(
 
 def _group_codes(table: pa.Table) -> np.ndarray:
     """One integer per distinct (trace, contract, guarantee) of the rows."""
-    t = ranks(table.column("trace_id"))
-    c = ranks(table.column("contract_id"))
+    t = _key(table.column("trace_id"))
+    c = _key(table.column("contract_id"))
     g = table.column("guarantee").to_numpy().astype(np.int64)
     g = g - g.min()
     width_g = int(g.max()) + 1
