@@ -193,25 +193,33 @@ def _blamed_count(viol: pa.Table) -> int:
     return int(pc.sum(pc.cast(viol.column("blamed"), pa.int64())).as_py() or 0)
 
 
+def _coded(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:
+    """(per-row index, distinct values) of a non-null string or dictionary column."""
+    whole = column.combine_chunks()
+    enc = whole if pa.types.is_dictionary(whole.type) else pc.dictionary_encode(whole)
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return codes, enc.dictionary.to_pylist()
+
+
 def _per_contract(
     contracts: list[dict[str, Any]],
     counts: dict[str, dict[str, int]],
     viol: pa.Table,
 ) -> list[dict[str, Any]]:
     stats: dict[str, dict[str, int]] = {}
-    if viol.num_rows:
-        t = pa.table(
-            {
-                "contract_id": viol.column("contract_id"),
-                "trace_id": viol.column("trace_id"),
-                "blamed": pc.cast(viol.column("blamed"), pa.int64()),
-            }
-        )
-        grouped = t.group_by("contract_id").aggregate(
-            [("blamed", "sum"), ("trace_id", "count_distinct"), ([], "count_all")]
-        )
-        for g in grouped.to_pylist():
-            stats[g["contract_id"]] = g
+    if viol.num_rows:  # per contract: blamed rows, distinct traces, rows (NumPy counts)
+        code, ids = _coded(viol.column("contract_id"))
+        trace, _ = _coded(viol.column("trace_id"))
+        blamed = pc.fill_null(viol.column("blamed"), False).to_numpy(zero_copy_only=False)
+        width = int(trace.max()) + 1
+        pairs = np.unique(code * width + trace)
+        columns = {
+            "blamed_sum": np.bincount(code, weights=blamed.astype(np.int64), minlength=len(ids)),
+            "trace_id_count_distinct": np.bincount(pairs // width, minlength=len(ids)),
+            "count_all": np.bincount(code, minlength=len(ids)),
+        }
+        for i, cid in enumerate(ids):
+            stats[cid] = {name: int(col[i]) for name, col in columns.items()}
     out = []
     for c in contracts:
         mine = stats.get(c["id"], {})
