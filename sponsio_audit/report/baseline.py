@@ -208,28 +208,35 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
             {"guarantee": g, "guarantee_text": text}, data.contract(cid)
         )
     wanted = {k for k, gt in texts.items() if reads_events(gt)}
-    keys = pa.table(
-        {
-            "i": pa.array(np.arange(picked.num_rows, dtype=np.int64)),
-            "trace_id": picked.column("trace_id"),
-            "seq": picked.column("seq"),
-            "need": _in_keys(groups, wanted),
-        }
-    )
-    cur = store.con.cursor()  # own cursor: the keys are registered on it only, then dropped
+    need = np.asarray(_in_keys(groups, wanted).to_numpy(zero_copy_only=False), dtype=bool)
+    cur = store.con.cursor()  # read only: list parameters, no table registered
     try:
-        cur.register("_blamed_keys", keys)
-        found = cur.sql(
-            "SELECT k.i, k.need, "
-            f"CASE WHEN k.need THEN e.tool END AS tool, CASE WHEN k.need THEN e.args END AS args, "
-            f"CASE WHEN k.need THEN e.content END AS content, "
-            f"CASE WHEN k.need THEN {prompt_sql('e')} END AS prompt "
-            "FROM _blamed_keys k JOIN events e ON e.trace_id = k.trace_id AND e.seq = k.seq"
-        ).to_arrow_table()
+        stored = _stored(cur, picked)
+        ask = np.flatnonzero(need | (stored < 0))  # events read one by one
+        found = (
+            _NO_EVENTS
+            if not len(ask)
+            else cur.sql(
+                "SELECT k.i, k.need, "
+                "CASE WHEN k.need THEN e.tool END AS tool, "
+                "CASE WHEN k.need THEN e.args END AS args, "
+                "CASE WHEN k.need THEN e.content END AS content, "
+                f"CASE WHEN k.need THEN {prompt_sql('e')} END AS prompt "
+                "FROM (SELECT unnest($i) AS i, unnest($t) AS trace_id, unnest($s) AS seq, "
+                "unnest($n) AS need) k "
+                "JOIN events e ON e.trace_id = k.trace_id AND e.seq = k.seq",
+                params={
+                    "i": ask.tolist(),
+                    "t": picked.column("trace_id").take(pa.array(ask)).to_pylist(),
+                    "s": picked.column("seq").take(pa.array(ask)).to_pylist(),
+                    "n": need[ask].tolist(),
+                },
+            ).to_arrow_table()
+        )
     finally:
         cur.close()
-    matched = np.full(picked.num_rows, -1, dtype=np.int64)  # -1: no event stored
-    matched[found.column("i").to_numpy()] = 0  # 0: ""
+    matched = np.where(stored > 0, 0, -1)  # 0: "", -1: no event stored
+    matched[found.column("i").to_numpy().astype(np.int64)] = 0
     values = [""]
     need = found.filter(found.column("need"))
     if need.num_rows:
@@ -255,6 +262,33 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     if "matched" in table.column_names:
         table = table.drop_columns(["matched"])
     return replace(data, violation_table=table.append_column("matched", full))
+
+
+_NO_EVENTS = pa.table(
+    {
+        "i": pa.array([], pa.int64()),
+        "need": pa.array([], pa.bool_()),
+        **{n: pa.array([], pa.string()) for n in ("tool", "args", "content", "prompt")},
+    }
+)
+"""What the events query gives when no event is asked for."""
+
+
+def _stored(cur: Any, picked: pa.Table) -> np.ndarray:
+    """Per picked (trace_id, seq): 1 when the event is stored, 0 when not, -1 when unknown from
+    the traces' step counts (a trace whose steps are not 0..n-1; read one by one)."""
+    steps = cur.sql(
+        "SELECT trace_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY ALL"
+    ).to_arrow_table()
+    at = pc.index_in(picked.column("trace_id"), value_set=steps.column("trace_id"))
+    n = steps.column("n").to_numpy()
+    whole = (steps.column("lo").to_numpy() == 0) & (steps.column("hi").to_numpy() == n - 1)
+    known = np.asarray(pc.is_valid(at).to_numpy(zero_copy_only=False), dtype=bool)
+    where = pc.fill_null(at, 0).to_numpy().astype(np.int64)
+    seq = pc.fill_null(picked.column("seq"), -1).to_numpy()
+    inside = (seq >= 0) & (seq < (n[where] if len(n) else 0))
+    out = np.where(known, np.where(whole[where] if len(n) else False, inside, -1), 0)
+    return np.asarray(out, dtype=np.int64)
 
 
 def _scatter(at: pa.Array, n: int) -> pa.Array:

@@ -134,6 +134,11 @@ def test_with_matches_is_the_match_of_each_blamed_event() -> None:
     store.con.execute(
         "DELETE FROM events WHERE trace_id = ? AND seq = ?", [gone["trace_id"], gone["seq"]]
     )
+    other = next(v for v in data.blamed if v["trace_id"] != gone["trace_id"])
+    store.con.execute(  # a trace's last step gone: its other steps stay 0..n-1
+        "DELETE FROM events WHERE trace_id = ? AND seq >= ?", [other["trace_id"], other["seq"]]
+    )
     again = baseline.with_matches(store, load(store, timelines=False))
     assert again.violation_table.column("matched").to_pylist() == _matched_by_row(store, again)
     assert again.blamed[0]["matched"] is None
+    assert next(v for v in again.blamed if v["trace_id"] == other["trace_id"])["matched"] is None
