@@ -326,6 +326,8 @@ def main(argv: list[str] | None = None) -> None:
         f" {s.events / cpu:,.0f} events/s CPU"
     )
     print(f"  verdicts {data.verdict_counts}")
+    if a.jobs != 1:
+        print("  (--jobs: the CPU figures miss the worker processes; compare the wall figures)")
     same = command["summary"]["verdicts"] == data.verdict_counts
     print(
         f"the command (python -m sponsio_audit scan ... -f json -o FILE --jobs {a.jobs}):"
