@@ -1,21 +1,34 @@
 """End-to-end ``scan`` benchmark: ~200k OTLP/JSON-lines spans, 20 contracts, beside Sponsio.
 
-Generates ``bench/ingest.py``'s GenAI file (``--spans``, default 200,000),
-then runs what ``sponsio-audit scan FILE -f json`` runs, stage by stage in
-this process: ingest into an in-memory store, ``api.audit`` (events query,
-columnar engine, verdict and violation tables, saving them), the report
-tables (``report.data.load``), the matched arguments of the blamed events
-(``baseline.with_matches``, which ``scan`` runs for the fingerprints) and
-the JSON rendering. Prints wall and CPU
-(``time.process_time``) seconds per stage, spans/s end to end, and the load
-average (the machine is shared: CPU time is the steadier figure; best of
-``--repeat`` by CPU).
+Generates ``bench/ingest.py``'s GenAI file (``--spans``, default 200,000)
+and prints, in one run, every figure issue 14 asks for:
 
-Then Sponsio 0.2.0a21 (``TraceVerifier.check_contract``, liveness included)
-checks the same 20 patterns on the same tool events (the store's
-``tool_call``, ``llm_request`` and ``llm_response`` events, as Sponsio
-``Event``s) of ``--sample`` traces; its events/s is extrapolated and set
-beside ours (events of the store / end-to-end seconds).
+1. **Per stage, in this process**, what ``sponsio-audit scan FILE -f json -o
+   FILE`` runs (``cli.scan._run``): ingest into an in-memory store
+   (``--jobs``), ``api.audit`` (events query, engine, verdict and violation
+   tables, saving them, provenance), the report tables (``report.data.load``),
+   the matched arguments (``baseline.with_matches``, for the fingerprints),
+   the summary line and exit code (``cli.summary``, ``cli.scan.failing``,
+   idle contracts) and writing the JSON report (``cli.outputs.write``). Wall
+   and CPU (``time.process_time``: this process only) per stage, best of
+   ``--repeat`` by CPU.
+2. **The real command** in a subprocess (``python -m sponsio_audit scan``,
+   the same contracts as a sponsio.yaml): wall, CPU (user + system of the
+   process and of the workers it waited for), peak RSS; its verdict counts
+   must equal the in-process run's.
+3. **Sponsio 0.2.0a21** on the same tool events (the store's ``tool_call``,
+   ``llm_request`` and ``llm_response`` events of ``--sample`` traces as
+   Sponsio ``Event``s, tokens in ``args["tokens"]`` where its
+   ``token_count`` reads them) and the same 20 patterns
+   (``get_available_patterns``), liveness included
+   (``check_contract(include_liveness=True)``), timed two ways: one
+   ``TraceVerifier`` per trace, agent and contract, and one per trace and
+   agent synced with all 20 contracts (the class's documented use). The
+   faster way is Sponsio's rate (fair to it); its violated (trace,
+   contract) pairs are set beside ours on the same traces.
+4. The ratio: our end-to-end events/s (CPU of the in-process stages, and
+   wall of the real command) over Sponsio's events/s; the load average
+   (the machine may be shared: CPU time is the steadier figure).
 
     python bench/scan.py                     # 200,000 spans
     python bench/scan.py --spans 20000 --sample 20 --repeat 1   # a quick run
@@ -27,6 +40,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,17 +49,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest import generate  # bench/ingest.py
 
 from sponsio_audit import api
+from sponsio_audit.cli import outputs
+from sponsio_audit.cli import summary as cli_summary
+from sponsio_audit.cli.scan import failing
 from sponsio_audit.event import event_from_row
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ltl import patterns
 from sponsio_audit.ltl.contract import Contract
-from sponsio_audit.report import baseline, jsonfmt
+from sponsio_audit.report import baseline
 from sponsio_audit.report import data as report_data
 
 TOOL = "search_hotels"  # the file's one tool
@@ -83,42 +102,82 @@ def contracts() -> list[Contract]:
     return out
 
 
+def contracts_yaml(path: Path) -> Path:
+    """The same 20 contracts as a sponsio.yaml (for the real command): agent ``*``, the
+    pattern's name as id."""
+    items = [
+        {"id": name, "G": {"pattern": name, **({"args": args} if args else {})}}
+        for name, args in PATTERNS
+    ]
+    doc = {"version": "1", "agents": {"*": {"contracts": items}}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     t, c = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - t, time.process_time() - c
 
 
-def run_scan(path: Path, cs: list[Contract]) -> tuple[dict[str, tuple[float, float]], Any, str]:
-    """One scan, stage by stage: {stage: (wall, cpu)}, the store and the JSON text."""
+def run_scan(
+    path: Path, cs: list[Contract], report: Path, jobs: int
+) -> tuple[dict[str, tuple[float, float]], Any, Any]:
+    """One scan as ``cli.scan._run`` runs it, stage by stage: {stage: (wall, cpu)}, the
+    store and ingest's summary, and the report data."""
     stages: dict[str, tuple[float, float]] = {}
     store = Store.open(None)
-    s, w, c = _timed(lambda: ingest([str(path)], store, jobs=1))
+    s, w, c = _timed(lambda: ingest([str(path)], store, jobs=jobs))
     stages["ingest"] = (w, c)
-    _, w, c = _timed(lambda: api.audit(store, cs))
+    _, w, c = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
     stages["audit"] = (w, c)
     data, w, c = _timed(lambda: report_data.load(store, timelines=False))
     stages["report tables"] = (w, c)
     data, w, c = _timed(lambda: baseline.with_matches(store, data))
     stages["matched arguments"] = (w, c)
-    text, w, c = _timed(lambda: jsonfmt.render(data))
-    stages["rendering (json)"] = (w, c)
-    return stages, (store, s), text
+
+    def summary_and_exit() -> None:
+        cli_summary.idle_contracts(store, cs)
+        cli_summary.line(data)
+        failing(data, "high")
+
+    _, w, c = _timed(summary_and_exit)
+    stages["summary, exit code"] = (w, c)
+    target = outputs.Target(report, "json")
+    _, w, c = _timed(lambda: outputs.write(data, target, quiet=True))
+    stages["writing (json)"] = (w, c)
+    return stages, (store, s), data
+
+
+def run_command(path: Path, config: Path, report: Path, jobs: int) -> dict[str, Any]:
+    """The real ``scan`` in a subprocess: wall, CPU (user + system, with the workers it
+    waited for), peak RSS (MB), exit code and the report's summary."""
+    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(path), "-c", str(config)]
+    cmd += ["-f", "json", "-o", str(report), "--jobs", str(jobs), "-q"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    doc = json.loads(report.read_bytes())
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rss": after.ru_maxrss / 1024,
+        "code": done.returncode,
+        "summary": doc["summary"],
+    }
 
 
 # ------------------------------------------------------------------ Sponsio
 
 
-def sponsio_rate(store: Any, n_traces: int) -> tuple[float, int, int, str]:
-    """Sponsio's events/s on the tool events of ``n_traces`` traces: (rate, events, traces,
-    version)."""
-    import sponsio
-    from sponsio.generation.dsl_to_contract import get_available_patterns
-    from sponsio.models.agent import Agent
-    from sponsio.models.contract import Contract as SContract
+def sponsio_traces(store: Any, n_traces: int) -> dict[str, list[Any]]:
+    """The tool events of the first ``n_traces`` traces as Sponsio ``Event`` lists."""
     from sponsio.models.trace import Event as SEvent
-    from sponsio.models.trace import Trace as STrace
-    from sponsio.runtime.verifier import TraceVerifier
 
     ids = [
         r[0]
@@ -150,70 +209,171 @@ def sponsio_rate(store: Any, n_traces: int) -> tuple[float, int, int, str]:
             case _:
                 continue
         by_trace[e.trace_id].append(ev)
+    return by_trace
+
+
+def sponsio_rate(store: Any, n_traces: int) -> dict[str, Any]:
+    """Sponsio's events/s on the tool events of ``n_traces`` traces, both ways (see the
+    module doc), and the (trace, contract) pairs it finds violated."""
+    import sponsio
+    from sponsio.generation.dsl_to_contract import get_available_patterns
+    from sponsio.models.agent import Agent
+    from sponsio.models.contract import Contract as SContract
+    from sponsio.models.trace import Trace as STrace
+    from sponsio.runtime.verifier import TraceVerifier
+
+    by_trace = sponsio_traces(store, n_traces)
     registry = get_available_patterns()
+    out: dict[str, Any] = {"version": getattr(sponsio, "__version__", "?")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         names = {e.agent for t in by_trace.values() for e in t}
         agents = {a: Agent(id=a, permissions=[]) for a in names}
-        specs = [(a, [registry[name](*args) for name, args in PATTERNS]) for a in agents]
-        scs = {a: [SContract(agent=agents[a], guarantee=f) for f in fs] for a, fs in specs}
-        traces = [STrace(events=evs) for evs in by_trace.values()]
-        events = sum(len(t.events) for t in traces)
-        t0 = time.process_time()
-        for t in traces:
-            for a in {e.agent for e in t.events}:
-                for sc in scs[a]:
+        scs = {
+            a: [
+                (name, SContract(agent=agents[a], guarantee=registry[name](*args)))
+                for name, args in PATTERNS
+            ]
+            for a in agents
+        }
+        traces = {tid: STrace(events=evs) for tid, evs in by_trace.items()}
+        out["events"] = sum(len(t.events) for t in traces.values())
+        out["traces"] = len(traces)
+
+        def per_contract() -> set[tuple[str, str]]:
+            bad = set()
+            for tid, t in traces.items():
+                for a in {e.agent for e in t.events}:
+                    for name, sc in scs[a]:
+                        v = TraceVerifier(agents=agents)
+                        v.sync_from_contracts(t, [sc])
+                        if not v.check_contract(sc, include_liveness=True).holds:
+                            bad.add((tid, name))
+            return bad
+
+        def per_trace() -> set[tuple[str, str]]:
+            bad = set()
+            for tid, t in traces.items():
+                for a in {e.agent for e in t.events}:
                     v = TraceVerifier(agents=agents)
-                    v.sync_from_contracts(t, [sc])
-                    v.check_contract(sc, include_liveness=True)
-        secs = time.process_time() - t0
-    return events / secs, events, len(traces), getattr(sponsio, "__version__", "?")
+                    v.sync_from_contracts(t, [sc for _, sc in scs[a]])
+                    for name, sc in scs[a]:
+                        if not v.check_contract(sc, include_liveness=True).holds:
+                            bad.add((tid, name))
+            return bad
+
+        for way, fn in (("per contract", per_contract), ("per trace", per_trace)):
+            t0 = time.process_time()
+            bad = fn()
+            out[way] = out["events"] / (time.process_time() - t0)
+            out[f"{way} violated"] = bad
+    out["rate"] = max(out["per contract"], out["per trace"])
+    return out
+
+
+def our_violated(store: Any, trace_ids: list[str]) -> set[tuple[str, str]]:
+    """The (trace, contract) pairs our audit found violated among ``trace_ids``."""
+    rows = store.con.execute(
+        "SELECT DISTINCT trace_id, contract_id FROM verdicts WHERE verdict = 'violated' "
+        "AND list_contains(?, trace_id)",
+        [trace_ids],
+    ).fetchall()
+    return {(str(t), str(c)) for t, c in rows}
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--spans", type=int, default=200_000)
     p.add_argument("--sample", type=int, default=50, help="traces Sponsio checks")
-    p.add_argument("--repeat", type=int, default=2, help="scans (best CPU is reported)")
+    p.add_argument("--repeat", type=int, default=2, help="in-process scans (best CPU shown)")
+    p.add_argument("--jobs", type=int, default=1, help="ingest workers (scan's --jobs)")
     a = p.parse_args(argv)
     cs = contracts()
     with tempfile.TemporaryDirectory() as d:
         path = generate(Path(d), a.spans, "jsonl")
         mb = path.stat().st_size / 1e6
         best: dict[str, tuple[float, float]] | None = None
+        keep: Any = None
         for _ in range(a.repeat):
-            stages, (store, s), text = run_scan(path, cs)
+            stages, (store, s), data = run_scan(path, cs, Path(d) / "report.json", a.jobs)
             if best is None or sum(c for _, c in stages.values()) < sum(
                 c for _, c in best.values()
             ):
-                best, keep = stages, (store, s, text)
+                if keep is not None:
+                    keep[0].close()
+                best, keep = stages, (store, s, data)
+            else:
+                store.close()
+        size = (Path(d) / "report.json").stat().st_size
+        config = contracts_yaml(Path(d) / "sponsio.yaml")
+        command = run_command(path, config, Path(d) / "command.json", a.jobs)
     assert best is not None
-    store, s, text = keep
+    store, s, data = keep
     wall = sum(w for w, _ in best.values())
     cpu = sum(c for _, c in best.values())
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"scan of {s.spans:,} spans ({mb:,.0f} MB OTLP/JSON lines) -> {s.events:,} events,"
-        f" {s.traces:,} traces; {len(cs)} contracts; JSON report {len(text) / 1e6:,.1f} MB"
+        f" {s.traces:,} traces; {len(cs)} contracts; JSON report {size / 1e6:,.1f} MB;"
+        f" --jobs {a.jobs}"
     )
+    print(f"in this process, per stage (best of {a.repeat} by CPU):")
     for name, (w, c) in best.items():
-        print(f"  {name:18} {w:7.2f} s wall  {c:7.2f} s CPU  {c / s.spans * 1e6:7.1f} µs/span CPU")
-    print(f"  {'total':18} {wall:7.2f} s wall  {cpu:7.2f} s CPU")
+        print(f"  {name:20} {w:7.2f} s wall  {c:7.2f} s CPU  {c / s.spans * 1e6:7.1f} µs/span CPU")
+    print(f"  {'total':20} {wall:7.2f} s wall  {cpu:7.2f} s CPU")
     print(
-        f"end to end: {s.spans / wall:,.0f} spans/s wall, {s.spans / cpu:,.0f} spans/s CPU;"
-        f" {s.events / cpu:,.0f} events/s CPU (best of {a.repeat}; load average {load})"
+        f"  end to end: {s.spans / cpu:,.0f} spans/s CPU ({s.spans / wall:,.0f} wall);"
+        f" {s.events / cpu:,.0f} events/s CPU"
     )
-    violations = json.loads(text)["summary"]
-    print(f"  verdicts {violations.get('verdicts')}")
-    rate, events, traces, version = sponsio_rate(store, a.sample)
+    print(f"  verdicts {data.verdict_counts}")
+    if a.jobs != 1:
+        print("  (--jobs: the CPU figures miss the worker processes; compare the wall figures)")
+    same = command["summary"]["verdicts"] == data.verdict_counts
     print(
-        f"Sponsio {version} TraceVerifier.check_contract, {len(PATTERNS)} contracts:"
-        f" {traces} traces, {events:,} events, {rate:,.0f} events/s CPU"
-        f" (extrapolated to {s.events:,} events: {s.events / rate:,.0f} s)"
+        f"the command (python -m sponsio_audit scan ... -f json -o FILE --jobs {a.jobs}):"
+        f" {command['wall']:.2f} s wall, {command['cpu']:.2f} s CPU"
+        f" -> {s.spans / command['wall']:,.0f} spans/s wall,"
+        f" {s.spans / command['cpu']:,.0f} spans/s CPU; peak RSS {command['rss']:,.0f} MB;"
+        f" exit {command['code']}; verdicts {'equal to' if same else 'DIFFERENT from'}"
+        " the in-process run's"
     )
-    print(f"ratio (our end-to-end events/s CPU / Sponsio's): {s.events / cpu / rate:,.1f}x")
+    sp = sponsio_rate(store, a.sample)
+    ids = sorted({t for t, _ in sp["per trace violated"]} | set(_sample_ids(store, a.sample)))
+    ours = our_violated(store, ids)
+    print(
+        f"Sponsio {sp['version']} TraceVerifier.check_contract (liveness included),"
+        f" {len(PATTERNS)} contracts, {sp['traces']} traces, {sp['events']:,} tool events:"
+        f" {sp['per contract']:,.0f} events/s CPU with a verifier per trace and contract,"
+        f" {sp['per trace']:,.0f} with one per trace synced with all 20"
+        f" (extrapolated to {s.events:,} events: {s.events / sp['rate']:,.0f} s)"
+    )
+    theirs = sp["per trace violated"]
+    both_ways = "the same" if theirs == sp["per contract violated"] else "DIFFERENT"
+    print(f"  Sponsio's two ways find {both_ways} violated (trace, contract) pairs")
+    print(f"  violated (trace, contract) pairs there: Sponsio {len(theirs)}, ours {len(ours)}")
+    for name, _ in PATTERNS:
+        n_theirs = sum(1 for _, c in theirs if c == name)
+        n_ours = sum(1 for _, c in ours if c == name)
+        if n_theirs != n_ours or {p for p in theirs if p[1] == name} != {
+            p for p in ours if p[1] == name
+        }:
+            print(f"    {name}: Sponsio {n_theirs}, ours {n_ours} (the two tools' patterns differ)")
+    print(
+        f"ratio (our end-to-end events/s over Sponsio's faster way):"
+        f" {s.events / cpu / sp['rate']:,.1f}x CPU in process,"
+        f" {s.events / command['wall'] / sp['rate']:,.1f}x wall of the command"
+    )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS: {rss:,.0f} MB")
+    print(f"peak RSS: the command {command['rss']:,.0f} MB; this process {rss:,.0f} MB")
+    print(f"load average {load}")
+    store.close()
+
+
+def _sample_ids(store: Any, n: int) -> list[str]:
+    rows = store.con.execute(
+        "SELECT DISTINCT trace_id FROM events ORDER BY trace_id LIMIT ?", [n]
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 if __name__ == "__main__":

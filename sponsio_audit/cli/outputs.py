@@ -107,6 +107,20 @@ def _text(data: Any, fmt: str, fail_on: str, limit: int) -> str:
     return str(render(data, fmt, RenderOptions(fail_on=fail_on, limit=limit)))
 
 
+def _binary(stream: Any) -> Any:
+    """The byte stream under a text stream (None when it has none)."""
+    return getattr(stream, "buffer", None)
+
+
+def _write_chunks(out: Any, data: Any) -> None:
+    """The JSON report written as its UTF-8 pieces (``jsonfmt.chunks``: never one big string)."""
+    from sponsio_audit.report import jsonfmt
+
+    for chunk in jsonfmt.chunks(data):
+        out.write(chunk)
+    out.flush()
+
+
 def write(
     data: Any,
     t: Target,
@@ -123,7 +137,7 @@ def write(
     from sponsio_audit.cli.listing import cell
     from sponsio_audit.report import terminal
 
-    top = limit if limit > 0 else max(1, len(data.blamed))
+    top = limit if limit > 0 else max(1, len(data.blamed_column("blamed")))
 
     if t.path is None:
         if t.fmt == "table" and quiet:
@@ -133,11 +147,18 @@ def write(
             if header:
                 sys.stdout.write(cell(header) + "\n")
             terminal.render(data, Console(highlight=False), top)
+        elif t.fmt == "json" and _binary(sys.stdout) is not None:
+            sys.stdout.flush()
+            _write_chunks(_binary(sys.stdout), data)
         else:
             sys.stdout.write(_text(data, t.fmt, fail_on, limit))
         sys.stdout.flush()
         return
     prepare_output(t.path)
+    if t.fmt == "json" and os.linesep == "\n":  # the bytes text mode writes, without a copy
+        with writing(t.path), t.path.open("wb") as out:
+            _write_chunks(out, data)
+        return
     with writing(t.path), t.path.open("w", encoding="utf-8") as f:
         if t.fmt == "table":
             console = Console(file=f, width=FILE_WIDTH, no_color=True, highlight=False)

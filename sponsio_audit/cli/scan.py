@@ -92,7 +92,8 @@ def failing(data: Any, fail_on: str) -> int:
     if fail_on == "none":
         return 0
     limit = SEVERITY_RANK[fail_on]
-    return sum(1 for v in data.blamed if SEVERITY_RANK.get(v["severity"], 0) <= limit)
+    counts = data.blamed_counts("severity")
+    return sum(n for s, n in counts.items() if SEVERITY_RANK.get(s, 0) <= limit)
 
 
 def incomplete_inputs(data: Any) -> int:

@@ -29,12 +29,12 @@ class BaselineUse:
 def line(data: Any, baseline: BaselineUse | None = None) -> str:
     """The summary line of a finished audit (after any baseline)."""
     n = data.totals
-    blamed = data.blamed
-    high = sum(1 for v in blamed if v["severity"] == "high")
-    traces = len({v["trace_id"] for v in blamed})
+    severities = data.blamed_counts("severity")
+    high = severities.get("high", 0)
+    traces = len(data.blamed_counts("trace_id"))
     text = (
         f"scanned {plural(n['files'], 'file')}, {plural(n['traces'], 'trace')}, "
-        f"{plural(n['contracts'], 'contract')}: {plural(len(blamed), 'violation')} "
+        f"{plural(n['contracts'], 'contract')}: {plural(sum(severities.values()), 'violation')} "
         f"({high} high) in {plural(traces, 'trace')}, "
         f"{data.verdict_counts.get('unverifiable', 0)} unverifiable"
     )

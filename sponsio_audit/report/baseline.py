@@ -39,6 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -181,51 +182,134 @@ def matched_argument(guarantee: str, event: dict[str, Any]) -> str:
     return ""
 
 
+def reads_events(guarantee: str) -> bool:
+    """Whether ``matched_argument`` of ``guarantee`` can be other than "" (an atom that
+    matches an argument: a regex atom or ``arg_paths_within``)."""
+    return any(a.name in _REGEX_ATOMS or a.name == "arg_paths_within" for a in _atoms(guarantee))
+
+
 def with_matches(store: Any, data: ReportData) -> ReportData:
     """``data`` with each blamed violation's ``matched`` argument, read from the store's events
-    (a ``matched`` column: null on the other rows)."""
+    (a ``matched`` column: null on the other rows and where the blamed event is not stored;
+    the events are read only for guarantees whose atoms match arguments)."""
     table = data.violation_table
     blamed = pc.fill_null(pc.and_(table.column("blamed"), pc.is_valid(table.column("seq"))), False)
     if not pc.any(blamed).as_py():
         return data
-    picked = table.filter(blamed)
-    traces = sorted(set(picked.column("trace_id").to_pylist()))
-    seqs = sorted({int(s) for s in picked.column("seq").to_pylist()})
-    cur = store.con.cursor()  # read only: two list parameters, no table registered
-    try:
-        rows = cur.execute(
-            f"SELECT trace_id, seq, tool, args, content, {prompt_sql('e')} FROM events e "
-            "WHERE list_contains(?, trace_id) AND list_contains(?, seq)",
-            [traces, seqs],
-        ).fetchall()
-    finally:
-        cur.close()
-    events = {(r[0], r[1]): r[2:] for r in rows}
     at = pc.indices_nonzero(blamed)
     names = ("trace_id", "seq", "contract_id", "guarantee", "guarantee_text")
-    cols = [picked.column(n).to_pylist() for n in names]
+    picked = table.select(list(names)).take(at)
     texts: dict[tuple[Any, ...], str] = {}
-    found: dict[tuple[Any, ...], str] = {}
-    out: list[str | None] = [None] * table.num_rows
-    for i, tid, seq, cid, g, text in zip(at.to_pylist(), *cols, strict=True):
-        event = events.get((tid, seq))
-        if event is None:
-            continue
-        gt = texts.get((cid, g, text))
-        if gt is None:
-            gt = texts[(cid, g, text)] = guarantee_text(
-                {"guarantee": g, "guarantee_text": text}, data.contract(cid)
-            )
-        key = (gt, *event)
-        if key not in found:
-            tool, args, content, prompt = event
-            found[key] = matched_argument(
-                gt, {"tool": tool, "args": args, "content": content, "prompt": prompt}
-            )
-        out[i] = found[key]
+    groups = picked.select(["contract_id", "guarantee", "guarantee_text"])
+    distinct = groups.group_by(groups.column_names).aggregate([])
+    for row in distinct.select(groups.column_names).to_pylist():
+        cid, g, text = row["contract_id"], row["guarantee"], row["guarantee_text"]
+        texts[(cid, g, text)] = guarantee_text(
+            {"guarantee": g, "guarantee_text": text}, data.contract(cid)
+        )
+    wanted = {k for k, gt in texts.items() if reads_events(gt)}
+    need = np.asarray(_in_keys(groups, wanted).to_numpy(zero_copy_only=False), dtype=bool)
+    cur = store.con.cursor()  # read only: list parameters, no table registered
+    try:
+        stored = _stored(cur, picked)
+        ask = np.flatnonzero(need | (stored < 0))  # events read one by one
+        found = (
+            _NO_EVENTS
+            if not len(ask)
+            else cur.sql(
+                "SELECT k.i, k.need, "
+                "CASE WHEN k.need THEN e.tool END AS tool, "
+                "CASE WHEN k.need THEN e.args END AS args, "
+                "CASE WHEN k.need THEN e.content END AS content, "
+                f"CASE WHEN k.need THEN {prompt_sql('e')} END AS prompt "
+                "FROM (SELECT unnest($i) AS i, unnest($t) AS trace_id, unnest($s) AS seq, "
+                "unnest($n) AS need) k "
+                "JOIN events e ON e.trace_id = k.trace_id AND e.seq = k.seq",
+                params={
+                    "i": ask.tolist(),
+                    "t": picked.column("trace_id").take(pa.array(ask)).to_pylist(),
+                    "s": picked.column("seq").take(pa.array(ask)).to_pylist(),
+                    "n": need[ask].tolist(),
+                },
+            ).to_arrow_table()
+        )
+    finally:
+        cur.close()
+    matched = np.where(stored > 0, 0, -1)  # 0: "", -1: no event stored
+    matched[found.column("i").to_numpy().astype(np.int64)] = 0
+    values = [""]
+    need = found.filter(found.column("need"))
+    if need.num_rows:
+        cols = [picked.column(n).take(need.column("i")).to_pylist() for n in names[2:]]
+        events = zip(
+            *(need.column(n).to_pylist() for n in ("tool", "args", "content", "prompt")),
+            strict=True,
+        )
+        seen: dict[tuple[Any, ...], int] = {}
+        for i, cid, g, text, event in zip(need.column("i").to_pylist(), *cols, events, strict=True):
+            key = (texts[(cid, g, text)], *event)
+            code = seen.get(key)
+            if code is None:
+                tool, args, content, prompt = event
+                found_text = matched_argument(
+                    key[0], {"tool": tool, "args": args, "content": content, "prompt": prompt}
+                )
+                code = seen[key] = len(values)
+                values.append(found_text)
+            matched[i] = code
+    codes = pa.array(matched, mask=matched < 0)
+    full = pc.take(pc.take(pa.array(values, pa.string()), codes), _scatter(at, table.num_rows))
     if "matched" in table.column_names:
         table = table.drop_columns(["matched"])
-    return replace(data, violation_table=table.append_column("matched", pa.array(out, pa.string())))
+    return replace(data, violation_table=table.append_column("matched", full))
+
+
+_NO_EVENTS = pa.table(
+    {
+        "i": pa.array([], pa.int64()),
+        "need": pa.array([], pa.bool_()),
+        **{n: pa.array([], pa.string()) for n in ("tool", "args", "content", "prompt")},
+    }
+)
+"""What the events query gives when no event is asked for."""
+
+
+def _stored(cur: Any, picked: pa.Table) -> np.ndarray:
+    """Per picked (trace_id, seq): 1 when the event is stored, 0 when not, -1 when unknown from
+    the traces' step counts (a trace whose steps are not 0..n-1; read one by one)."""
+    steps = cur.sql(
+        "SELECT trace_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY ALL"
+    ).to_arrow_table()
+    at = pc.index_in(picked.column("trace_id"), value_set=steps.column("trace_id"))
+    n = steps.column("n").to_numpy()
+    whole = (steps.column("lo").to_numpy() == 0) & (steps.column("hi").to_numpy() == n - 1)
+    known = np.asarray(pc.is_valid(at).to_numpy(zero_copy_only=False), dtype=bool)
+    where = pc.fill_null(at, 0).to_numpy().astype(np.int64)
+    seq = pc.fill_null(picked.column("seq"), -1).to_numpy()
+    inside = (seq >= 0) & (seq < (n[where] if len(n) else 0))
+    out = np.where(known, np.where(whole[where] if len(n) else False, inside, -1), 0)
+    return np.asarray(out, dtype=np.int64)
+
+
+def _scatter(at: pa.Array, n: int) -> pa.Array:
+    """For each of ``n`` rows, its position among the rows ``at`` (null for the others)."""
+    where = np.full(n, -1, dtype=np.int64)
+    where[at.to_numpy()] = np.arange(len(at), dtype=np.int64)
+    return pa.array(where, mask=where < 0)
+
+
+def _in_keys(groups: pa.Table, wanted: set[tuple[Any, ...]]) -> pa.Array:
+    """Per row of ``groups`` (contract id, guarantee, text): whether it is one of ``wanted``
+    (a handful of guarantees: one vectorised test each)."""
+    out = pa.array(np.zeros(groups.num_rows, dtype=bool))
+    for key in wanted:
+        hit = pa.array(np.ones(groups.num_rows, dtype=bool))
+        for name, value in zip(groups.column_names, key, strict=True):
+            col = groups.column(name)
+            same = pc.is_null(col) if value is None else pc.fill_null(pc.equal(col, value), False)
+            hit = pc.and_(hit, same)
+        out = pc.or_(out, hit)
+    return out
 
 
 def entries(data: ReportData) -> list[dict[str, Any]]:

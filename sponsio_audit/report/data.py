@@ -86,12 +86,27 @@ class ReportData:
         return rows
 
     @cached_property
+    def _blamed_mask(self) -> pa.Array:
+        return pc.fill_null(self.violation_table.column("blamed").combine_chunks(), False)
+
+    @cached_property
     def blamed(self) -> list[dict[str, Any]]:
         """One row per violation (the blamed event), in report order (only these rows are
-        made Python dicts: a summary line or ``--fail-on`` needs no others)."""
-        t = self.violation_table
-        rows: list[dict[str, Any]] = t.filter(pc.fill_null(t.column("blamed"), False)).to_pylist()
+        made Python dicts; counts need none: ``blamed_column``)."""
+        rows: list[dict[str, Any]] = self.violation_table.filter(self._blamed_mask).to_pylist()
         return rows
+
+    def blamed_column(self, name: str) -> pa.Array:
+        """One column of the ``blamed`` rows, as Arrow (a count or a summary line makes no
+        Python row)."""
+        column = self.violation_table.column(name).combine_chunks()
+        return column.filter(self._blamed_mask)
+
+    def blamed_counts(self, name: str) -> dict[Any, int]:
+        """How many ``blamed`` rows hold each value of column ``name``."""
+        counts = pc.value_counts(self.blamed_column(name))
+        values = counts.field("values").to_pylist()
+        return dict(zip(values, counts.field("counts").to_pylist(), strict=True))
 
     @cached_property
     def _contracts_by_id(self) -> dict[str, dict[str, Any]]:
@@ -178,25 +193,33 @@ def _blamed_count(viol: pa.Table) -> int:
     return int(pc.sum(pc.cast(viol.column("blamed"), pa.int64())).as_py() or 0)
 
 
+def _coded(column: pa.ChunkedArray) -> tuple[np.ndarray, list[Any]]:
+    """(per-row index, distinct values) of a non-null string or dictionary column."""
+    whole = column.combine_chunks()
+    enc = whole if pa.types.is_dictionary(whole.type) else pc.dictionary_encode(whole)
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return codes, enc.dictionary.to_pylist()
+
+
 def _per_contract(
     contracts: list[dict[str, Any]],
     counts: dict[str, dict[str, int]],
     viol: pa.Table,
 ) -> list[dict[str, Any]]:
     stats: dict[str, dict[str, int]] = {}
-    if viol.num_rows:
-        t = pa.table(
-            {
-                "contract_id": viol.column("contract_id"),
-                "trace_id": viol.column("trace_id"),
-                "blamed": pc.cast(viol.column("blamed"), pa.int64()),
-            }
-        )
-        grouped = t.group_by("contract_id").aggregate(
-            [("blamed", "sum"), ("trace_id", "count_distinct"), ([], "count_all")]
-        )
-        for g in grouped.to_pylist():
-            stats[g["contract_id"]] = g
+    if viol.num_rows:  # per contract: blamed rows, distinct traces, rows (NumPy counts)
+        code, ids = _coded(viol.column("contract_id"))
+        trace, _ = _coded(viol.column("trace_id"))
+        blamed = pc.fill_null(viol.column("blamed"), False).to_numpy(zero_copy_only=False)
+        width = int(trace.max()) + 1
+        pairs = np.unique(code * width + trace)
+        columns = {
+            "blamed_sum": np.bincount(code, weights=blamed.astype(np.int64), minlength=len(ids)),
+            "trace_id_count_distinct": np.bincount(pairs // width, minlength=len(ids)),
+            "count_all": np.bincount(code, minlength=len(ids)),
+        }
+        for i, cid in enumerate(ids):
+            stats[cid] = {name: int(col[i]) for name, col in columns.items()}
     out = []
     for c in contracts:
         mine = stats.get(c["id"], {})

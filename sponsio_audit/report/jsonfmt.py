@@ -150,15 +150,22 @@ def document(data: ReportData, rows: bool = True) -> dict[str, Any]:
 
 
 def render(data: ReportData, options: RenderOptions | None = None) -> str:
-    """The JSON text (2-space indent, stable key order as built): the stdlib's bytes, by
-    orjson; the violations array written from the Arrow table (``jsonarrays``)."""
+    """The JSON text (2-space indent, stable key order as built): the stdlib's text
+    (``chunks`` decoded)."""
+    return b"".join(chunks(data, options)).decode("utf-8")
+
+
+def chunks(data: ReportData, options: RenderOptions | None = None) -> list[bytes | memoryview]:
+    """The JSON report as UTF-8 bytes in pieces to write one after the other: the stdlib's
+    bytes, by orjson; the violations array written from the Arrow table (``jsonarrays``),
+    never joined or decoded to a Python string (a report may be hundreds of MB)."""
     text = jsonenc.dumps(document(data, rows=False))
     slot = f"{orjson.dumps(_SLOT).decode()}"
     if text.count(slot) != 1:  # the placeholder also in trace content: the slow way
-        return legal(jsonenc.dumps(document(data))) + "\n"
-    array = jsonarrays.violations_text(data.violation_table, data.contract, indent=4)
+        return [(legal(jsonenc.dumps(document(data))) + "\n").encode("utf-8")]
+    array = jsonarrays.violations_json(data.violation_table, data.contract, indent=4)
     head, _, tail = text.partition(slot)
-    return "".join((legal(head), array, legal(tail), "\n"))
+    return [legal(head).encode("utf-8"), *array, (legal(tail) + "\n").encode("utf-8")]
 
 
 _SLOT = "\ue000sponsio-audit violations\ue001"

@@ -88,3 +88,57 @@ def test_old_baseline_is_refused(tmp_path: Path) -> None:
     old.write_text(json.dumps({"schema": "sponsio-audit/baseline/1", "violations": []}))
     res = run("scan", TRACES, "-c", CONFIG, "--baseline", old)
     assert res.exit_code == 2 and "write it again" in res.stderr
+
+
+def _matched_by_row(store: object, data: object) -> list[str | None]:
+    """The matched argument of each violation row as ``with_matches`` defines it, one event
+    read per blamed row (the definition, not the vectorised path)."""
+    from sponsio_audit.ingest.store import prompt_sql
+
+    out: list[str | None] = []
+    for v in data.violation_table.to_pylist():  # type: ignore[attr-defined]
+        if not v["blamed"] or v["seq"] is None:
+            out.append(None)
+            continue
+        rows = store.con.execute(  # type: ignore[attr-defined]
+            f"SELECT tool, args, content, {prompt_sql('e')} FROM events e "
+            "WHERE trace_id = ? AND seq = ?",
+            [v["trace_id"], v["seq"]],
+        ).fetchall()
+        if not rows:
+            out.append(None)
+            continue
+        tool, args, content, prompt = rows[0]
+        text = baseline.guarantee_text(v, data.contract(v["contract_id"]))  # type: ignore[attr-defined]
+        event = {"tool": tool, "args": args, "content": content, "prompt": prompt}
+        out.append(baseline.matched_argument(text, event))
+    return out
+
+
+def test_with_matches_is_the_match_of_each_blamed_event() -> None:
+    """The demo corpus (regex atoms: rm -rf, secrets, PII; and atoms that match no argument):
+    each blamed row's ``matched`` is its own event's match, other rows null; a blamed event
+    missing from the store gives null, not ""."""
+    from sponsio_audit import api
+    from sponsio_audit.config import load_config
+    from sponsio_audit.report.data import load
+
+    result = api.audit(TRACES, load_config(CONFIG))
+    store = result.store
+    data = baseline.with_matches(store, load(store, timelines=False))
+    got = data.violation_table.column("matched").to_pylist()
+    assert got == _matched_by_row(store, data)
+    assert any(m for m in got), "the corpus plants regex findings"
+    assert "" in got, "and findings of atoms that match no argument"
+    gone = data.blamed[0]
+    store.con.execute(
+        "DELETE FROM events WHERE trace_id = ? AND seq = ?", [gone["trace_id"], gone["seq"]]
+    )
+    other = next(v for v in data.blamed if v["trace_id"] != gone["trace_id"])
+    store.con.execute(  # a trace's last step gone: its other steps stay 0..n-1
+        "DELETE FROM events WHERE trace_id = ? AND seq >= ?", [other["trace_id"], other["seq"]]
+    )
+    again = baseline.with_matches(store, load(store, timelines=False))
+    assert again.violation_table.column("matched").to_pylist() == _matched_by_row(store, again)
+    assert again.blamed[0]["matched"] is None
+    assert next(v for v in again.blamed if v["trace_id"] == other["trace_id"])["matched"] is None

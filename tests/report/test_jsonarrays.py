@@ -153,3 +153,16 @@ def test_placeholder_in_trace_content_takes_the_slow_way() -> None:
     data = _data([row], None)
     data = dataclasses.replace(data, provenance={"command": [jsonfmt._SLOT]})
     assert jsonfmt.render(data) == legal(jsonenc.dumps(jsonfmt.document(data))) + "\n"
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups())
+def test_per_contract_counts_are_those_of_the_rows(rows: list[dict[str, Any]]) -> None:
+    """Each contract's violations (blamed rows), traces violated (distinct traces of its rows)
+    and events blamed (its rows), counted from the rows one by one."""
+    data = _data(rows, None)
+    for entry in data.per_contract:
+        mine = [r for r in rows if r["contract_id"] == entry["contract_id"]]
+        assert entry["violations"] == sum(1 for r in mine if r["blamed"])
+        assert entry["traces_violated"] == len({r["trace_id"] for r in mine})
+        assert entry["events_blamed"] == len(mine)
