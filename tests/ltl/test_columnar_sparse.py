@@ -10,9 +10,9 @@ with columns given directly or sampled from a larger grounded table
 
 from __future__ import annotations
 
-import numpy as np
 from dataclasses import dataclass
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

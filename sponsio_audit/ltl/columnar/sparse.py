@@ -80,7 +80,7 @@ def candidate_rows(ev: Evaluator, f: Formula) -> IntArray | None:
     return np.flatnonzero(got)
 
 
-Rows = BoolArray | IntArray
+Rows = np.ndarray
 """A set of view rows: a mask over the view (dense sets) or sorted row numbers (sparse)."""
 
 
