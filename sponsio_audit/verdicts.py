@@ -278,7 +278,7 @@ def build_tables(
             "span_id": ev.take("span_id", rows),
             "tool": tool,
             "agent": ev.take("agent", rows),
-            "evidence": pa.array(evidence, pa.string()),
+            "evidence": evidence,
             "opened_seq": opened_seq,
             "file_id": ev.take("file_id", rows),
             "record": ev.take("record", rows),
@@ -328,9 +328,11 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
         pc.fill_null(pc.cast(seq, pa.string()), "?"),
         "",
     )
-    return pc.binary_join_element_wise(
+    out = pc.binary_join_element_wise(
         pa.array(prefix, pa.string()).take(idx), step, pa.array(suffix, pa.string()).take(idx), ""
     )
+    # one array (``pa.array`` of a chunked one would convert every sentence through Python)
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
 
 
 def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[str, int]:
