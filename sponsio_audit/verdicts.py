@@ -177,6 +177,10 @@ def in_order(table: pa.Table) -> pa.Table:
 
 def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A text column as one ``TEXT`` dictionary array."""
+    if isinstance(column, pa.ChunkedArray) and column.num_chunks == 1:
+        column = column.chunk(0)
+    if isinstance(column, pa.Array) and column.type.equals(TEXT):
+        return column  # one TEXT array already
     codes, values = _codes(column)
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
