@@ -177,6 +177,10 @@ def in_order(table: pa.Table) -> pa.Table:
 
 def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A text column as one ``TEXT`` dictionary array."""
+    if isinstance(column, pa.ChunkedArray) and column.num_chunks == 1:
+        column = column.chunk(0)
+    if isinstance(column, pa.Array) and column.type.equals(TEXT):
+        return column  # one TEXT array already
     codes, values = _codes(column)
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
@@ -278,7 +282,7 @@ def build_tables(
             "span_id": ev.take("span_id", rows),
             "tool": tool,
             "agent": ev.take("agent", rows),
-            "evidence": pa.array(evidence, pa.string()),
+            "evidence": evidence,
             "opened_seq": opened_seq,
             "file_id": ev.take("file_id", rows),
             "record": ev.take("record", rows),
@@ -301,11 +305,7 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
     """
     cid, g, kind, seq, tool, opened_seq, opened_tool = cols
     keyed = (cid, g, kind, tool, opened_seq, opened_tool)
-    parts = [pc.fill_null(pc.cast(c, pa.string()), "\ue001") for c in keyed]
-    key = pc.dictionary_encode(pc.binary_join_element_wise(*parts, "\ue002"))
-    if isinstance(key, pa.ChunkedArray):
-        key = key.combine_chunks()
-    firsts = pc.index_in(key.dictionary, value_set=pc.cast(key, pa.string()))
+    group, firsts = _groups(keyed)
     names = ["c", "g", "k", "t", "os", "ot"]
     prefix, suffix, has_step = [], [], []
     for r in pa.table(list(keyed), names=names).take(firsts).to_pylist():
@@ -322,15 +322,55 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
         prefix.append(head)
         suffix.append(tail)
         has_step.append(bool(found))
-    idx = key.indices
+    idx = pa.array(group)
     step = pc.if_else(
         pa.array(has_step, pa.bool_()).take(idx),
         pc.fill_null(pc.cast(seq, pa.string()), "?"),
         "",
     )
-    return pc.binary_join_element_wise(
+    out = pc.binary_join_element_wise(
         pa.array(prefix, pa.string()).take(idx), step, pa.array(suffix, pa.string()).take(idx), ""
     )
+    # one array (``pa.array`` of a chunked one would convert every sentence through Python)
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def _key_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, int]:
+    """Codes 0..size-1 of a column's values (equal values, equal codes; null its own)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_integer(column.type):
+        values = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), np.int64)
+        low = int(values.min()) if len(values) else 0
+        codes = values - low + 1
+        if column.null_count:
+            codes[np.asarray(column.is_null())] = 0
+        return codes, int(codes.max()) + 1 if len(codes) else 1
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    size = len(column.dictionary)
+    return np.asarray(pc.fill_null(column.indices, size).to_numpy(), np.int64), size + 1
+
+
+def _groups(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """Each row's group of equal values over ``columns`` (0, 1, … by first row) and the
+    first row of each group: one integer key per row (mixed radix of the columns'
+    codes), hashed once, instead of joining the values as text."""
+    n = len(columns[0])
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for column in columns:
+        codes, size = _key_codes(column)
+        if span * size >= 2**62:  # keep the key in 64 bits: renumber it densely first
+            dense = pc.dictionary_encode(pa.array(key))
+            key, span = np.asarray(dense.indices.to_numpy(), np.int64), len(dense.dictionary)
+        key = key * size + codes
+        span *= size
+    enc = pc.dictionary_encode(pa.array(key))  # groups numbered by first appearance
+    group = np.asarray(enc.indices.to_numpy(), np.int64)
+    first = np.empty(len(enc.dictionary), dtype=np.int64)
+    first[group[::-1]] = np.arange(n - 1, -1, -1)  # the last write is the first row
+    return group, pa.array(first)
 
 
 def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[str, int]:

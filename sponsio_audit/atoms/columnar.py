@@ -75,7 +75,9 @@ def _called_any(g: Columns) -> Column:
 
 @_atom
 def _count(g: Columns, t: Any) -> Column:
-    return num_column(scans.cumsum(g.calls(t), g.start), scans.ever(g.nameless(), g.start))
+    return num_column(
+        scans.running_sum(g.calls(t), g.segments), scans.running_any(g.nameless(), g.segments)
+    )
 
 
 @_atom
@@ -163,7 +165,7 @@ def _contains(g: Columns, f: Any) -> Column:
     has = g.per_args(
         writes, "data_write", lambda a: fields.field_value(a, str(f)) is not fields.MISSING, bool
     )
-    return bool_column(scans.ever(has, g.start))
+    return bool_column(scans.running_any(has, g.segments))
 
 
 def _text_atom(g: Columns, kind: str, name: str, regex: Any) -> Column:
@@ -218,7 +220,7 @@ def _token_count(g: Columns, kind: Any) -> Column:
     known[at] = np.where(missing, 0.0, value)
     unknown = np.zeros(g.n, dtype=bool)
     unknown[at] = missing
-    return num_column(scans.cumsum(known, g.start), scans.ever(unknown, g.start))
+    return num_column(scans.running_sum(known, g.segments), scans.running_any(unknown, g.segments))
 
 
 @_atom
@@ -234,7 +236,7 @@ def _latency_exceeds(g: Columns, t: Any, ms: Any) -> Column:
 @_atom
 def _count_with(g: Columns, t: Any, regex: Any) -> Column:
     hit, missing = _args_search(g, t, regex)
-    return num_column(scans.cumsum(hit, g.start), scans.ever(missing, g.start))
+    return num_column(scans.running_sum(hit, g.segments), scans.running_any(missing, g.segments))
 
 
 def _keep_field(g: Columns, t: Any, value: np.ndarray) -> Column:

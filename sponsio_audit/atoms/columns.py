@@ -86,6 +86,18 @@ def raw_values(arr: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray | None
     return np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * width), valid_mask(arr)
 
 
+def _codes(indices: pa.Array, size: int) -> np.ndarray:
+    """Dictionary indices (int32, null: ``size``) as codes in the smallest integer type
+    that holds 0..size: a few distinct tools or event types are int8, so every
+    comparison and take of the codes moves a quarter of the bytes."""
+    dtype = next(t for t in (np.int8, np.int16, np.int32) if size <= np.iinfo(t).max)
+    values, valid = raw_values(indices, np.int32)
+    out = values.astype(dtype)
+    if valid is not None:
+        out[~valid] = size
+    return out
+
+
 def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """``lut[codes]`` for a bool table, as one comparison when a single code is true."""
     hits = np.flatnonzero(lut)
@@ -98,7 +110,8 @@ def lookup(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Encoded:
-    """A dictionary-encoded string column: int32 ``codes`` (nulls get len(dictionary))."""
+    """A dictionary-encoded string column: integer ``codes`` (nulls get len(dictionary)),
+    int8 or int16 when the dictionary is small."""
 
     codes: np.ndarray
     dictionary: pa.Array
@@ -168,10 +181,10 @@ class Columns:
                 known = pa.array(VOCABULARIES[name], pa.string())
                 idx = pc.index_in(col, value_set=known)
                 if idx.null_count == 0:
-                    return Encoded(_primitive(idx, np.int32, len(known)), known)
+                    return Encoded(_codes(idx, len(known)), known)
             enc = pc.dictionary_encode(col)
             size = len(enc.dictionary)
-            return Encoded(_primitive(enc.indices, np.int32, size), enc.dictionary)
+            return Encoded(_codes(enc.indices, size), enc.dictionary)
 
         return self.cached(("enc", name), make)
 
@@ -192,7 +205,8 @@ class Columns:
 
         def make() -> np.ndarray:
             enc = self.encoded("tool")
-            return np.where(self.is_type(TOOL), enc.codes, np.int32(len(enc.dictionary)))
+            null = enc.codes.dtype.type(len(enc.dictionary))
+            return np.where(self.is_type(TOOL), enc.codes, null)
 
         return self.cached("call codes", make)
 

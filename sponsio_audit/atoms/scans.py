@@ -64,6 +64,27 @@ def cumsum(values: np.ndarray, start: np.ndarray) -> np.ndarray:
     return total
 
 
+def running_sum(values: np.ndarray, segments: Segments) -> np.ndarray:
+    """``cumsum`` from the trace layout: one global running sum, less each trace's sum
+    before it, spread by ``repeat`` (cheaper than gathering it at every row's start)."""
+    if values.dtype == bool and len(values) < 2**31:  # a count: exact in int32
+        total = np.cumsum(values, dtype=np.int32)
+    else:
+        total = np.cumsum(values, dtype=np.float64)
+    full = segments.lengths > 0
+    firsts = segments.first[full]
+    before = np.where(firsts > 0, total[np.maximum(firsts - 1, 0)], 0).astype(total.dtype)
+    total -= np.repeat(before, segments.lengths[full])
+    return total.astype(np.float64, copy=False)
+
+
+def running_any(mask: np.ndarray, segments: Segments) -> np.ndarray:
+    """``ever`` from the trace layout (``running_sum`` of the mask > 0)."""
+    if not mask.any():
+        return np.zeros(len(mask), dtype=bool)
+    return running_sum(mask, segments) > 0
+
+
 def run_length(mask: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Length of the run of ``mask`` rows ending at i (0 where ``mask`` is false).
 

@@ -184,16 +184,14 @@ class Views:
             mask &= self._is("agent", contract.agent)
         return mask
 
-    def _lengths(self, mask: npt.NDArray[np.bool_]) -> IntArray:
-        """Rows of ``mask`` per trace (the table's rows are sorted by trace)."""
+    def _lengths(self, rows: IntArray) -> IntArray:
+        """Rows of the view (sorted ``rows`` of the table) per trace: a binary search of
+        each trace's bounds (the table's rows are sorted by trace)."""
         if self.layout is None:
             self.layout = Segments.from_keys(self.trace, self.n_traces)
         s = self.layout
-        lengths = np.zeros(self.n_traces, dtype=np.int64)
-        if s.n_rows:
-            counts = np.add.reduceat(mask.view(np.uint8), s.first_rows(), dtype=np.int64)
-            lengths[s.lengths > 0] = counts
-        return lengths
+        bounds = np.searchsorted(rows, np.append(s.first, s.n_rows))
+        return np.diff(bounds).astype(np.int64)
 
     def of(self, contract: Contract) -> View:
         """The contract's view. For ``per_agent`` contracts the rows are regrouped by
@@ -207,7 +205,7 @@ class Views:
             if contract.per_agent:
                 view = _per_agent_view(self.table, rows, self.trace[rows], self.n_traces)
             else:
-                seg = Segments.from_lengths(self._lengths(mask))
+                seg = Segments.from_lengths(self._lengths(rows))
                 view = View(rows, seg, np.arange(self.n_traces, dtype=np.int64))
             self.cache[key] = view
         return view

@@ -10,6 +10,8 @@ with columns given directly or sampled from a larger grounded table
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,6 +52,32 @@ def _padded(cols: dict[Atom, Col], n: int) -> TakenColumns:
     return TakenColumns(base, np.arange(n, dtype=np.int64) * 2 + 1)
 
 
+@dataclass(frozen=True)
+class _Coded:
+    """A bool column that also carries ``coded``: codes shared by every bool atom."""
+
+    value: np.ndarray
+    unknown: np.ndarray
+    coded: tuple[np.ndarray, np.ndarray]
+
+
+def _coded(cols: dict[Atom, Col], n: int) -> TakenColumns:
+    """``_padded``'s layout, the bool atoms as one shared code array (bit k: atom k) and
+    a lookup table each, as the grounding gives tool atoms (``TakenColumns`` then
+    takes the codes once for all of them)."""
+    padded = _padded(cols, n)
+    bools = [a for a, c in padded.base.items() if c.value.dtype == bool]
+    codes = np.zeros(2 * n, dtype=np.int32)
+    for k, a in enumerate(bools):
+        codes |= padded.base[a].value.astype(np.int32) << k
+    base: dict[Atom, object] = dict(padded.base)
+    for k, a in enumerate(bools):
+        lut = ((np.arange(2 ** len(bools)) >> k) & 1).astype(bool)
+        c = padded.base[a]
+        base[a] = _Coded(lut[codes], c.unknown, (codes, lut))
+    return TakenColumns(base, padded.rows)  # type: ignore[arg-type]
+
+
 @settings(max_examples=300)
 @given(PAST, many_traces(), st.data())
 def test_values_at_rows_equal_whole_view_values(f, traces, data):
@@ -57,7 +85,7 @@ def test_values_at_rows_equal_whole_view_values(f, traces, data):
     n = seg.n_rows
     keep = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     rows = np.flatnonzero(keep)
-    for columns in (cols, _padded(cols, n)):
+    for columns in (cols, _padded(cols, n), _coded(cols, n)):
         ev = Evaluator(seg, columns)
         got = sparse.at_rows(Evaluator(seg, columns), nnf(f), rows, seg.start[rows])
         want = ev.values(nnf(f))
@@ -69,15 +97,16 @@ def test_values_at_rows_equal_whole_view_values(f, traces, data):
 @given(_g_shapes(), many_traces())
 def test_sparse_g_past_matches_reference(f, traces):
     seg, cols = table(traces)
-    dense = sparse.DENSE
+    dense, narrow = sparse.DENSE, sparse.NARROW
     try:
-        for sparse.DENSE in (1.0, dense):  # always the sparse path, then the default rule
-            for columns in (cols, _padded(cols, seg.n_rows)):
+        # always the sparse path (always narrowed), then the default rules
+        for sparse.DENSE, sparse.NARROW in ((1.0, 1.0), (dense, narrow)):
+            for columns in (cols, _padded(cols, seg.n_rows), _coded(cols, seg.n_rows)):
                 got = check_traces(f, seg, columns, checker=reference.check)
                 for s, t in enumerate(traces):
                     assert got.check(s) == reference.check(f, t), (f, t)
     finally:
-        sparse.DENSE = dense
+        sparse.DENSE, sparse.NARROW = dense, narrow
 
 
 @settings(max_examples=100)
@@ -90,3 +119,26 @@ def test_candidates_cover_every_row_that_can_fail(p, q, traces):
     cand = sparse.candidates(ev, g.arg)
     assert cand is not None  # the trigger is a literal: the rows are known
     assert not (~ev.values(g.arg).lo & ~cand).any()
+
+
+@settings(max_examples=300)
+@given(_g_shapes(), many_traces(), st.data())
+def test_candidate_rows_cover_every_row_that_can_fail(f, traces, data):
+    """Narrowed candidates (∨'s second side looked at only among its first side's rows,
+    sampled, mask or rows by density) still hold every row where ψ may be not true."""
+    seg, cols = table(traces)
+    n = seg.n_rows
+    narrow = sparse.NARROW
+    try:
+        sparse.NARROW = data.draw(st.sampled_from((0.0, narrow, 1.0)))
+        for columns in (cols, _padded(cols, n), _coded(cols, n)):
+            ev = Evaluator(seg, columns)
+            g = nnf(f)
+            rows = sparse.candidate_rows(ev, g.arg)
+            if rows is None:
+                continue
+            assert rows.tolist() == sorted(set(rows.tolist()))
+            may_fail = np.flatnonzero(~Evaluator(seg, columns).values(g.arg).lo)
+            assert set(may_fail.tolist()) <= set(rows.tolist()), f
+    finally:
+        sparse.NARROW = narrow

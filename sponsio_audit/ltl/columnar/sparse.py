@@ -1,10 +1,12 @@
 """``G ψ`` with ψ future-free, evaluated only at the rows where ψ can fail (SEMANTICS.md §4.1).
 
 A pattern guarantee is mostly ``G(p → ψ)``: in NNF ``G(¬p ∨ ψ)``, which is
-certainly true at every row where p is certainly false. ``candidates``
-finds, from cheap literals only (atoms, their negations, Y/Z of them),
-a row mask outside of which ψ is certainly true: ∨ keeps the rows both
-sides may fail, ∧ the rows either side may. ``at_rows`` then gives ψ's
+certainly true at every row where p is certainly false. ``candidate_rows``
+finds, from literals only (atoms, comparisons, their negations, Y/Z of
+atoms), the rows outside of which ψ is certainly true: ∨ keeps the rows
+both sides may fail, and looks at its second side only at the first
+side's rows (so ψ's own literals are sampled only where p may hold, never
+taken over the whole view); ∧ keeps the rows either side may. ``at_rows`` then gives ψ's
 Kleene value at those rows alone: connectives and comparisons sample
 their atoms at the rows (``Evaluator.sample``), Y/Z read the row before,
 O/H/O[k]/H[k] find the last row of their argument with a binary search
@@ -43,6 +45,10 @@ from sponsio_audit.ltl.columnar.values import Evaluator
 DENSE = 0.5
 """Above this share of candidate rows the whole-view path is as cheap: use it."""
 
+NARROW = 0.25
+"""Candidates among more than this share of the view's rows read a cheap literal's
+whole-view column rather than sampling it."""
+
 SHORT_WINDOW = 8
 """O[k] with k up to this reads the k + 1 rows back directly instead of searching."""
 
@@ -57,22 +63,98 @@ def _cheap(f: Formula) -> bool:
     return False
 
 
-def candidates(ev: Evaluator, f: Formula) -> BoolArray | None:
-    """Rows where ``f`` may not be certainly true (a superset), None when unknown."""
+def _literal(f: Formula) -> bool:
+    """An atom or a comparison, negated or not: candidates cost one sample of its rows."""
+    match f:
+        case Not(a):
+            return _literal(a)
+    return isinstance(f, (Atom, Bool, Cmp))
+
+
+def candidate_rows(ev: Evaluator, f: Formula) -> IntArray | None:
+    """Sorted view rows where ``f`` may not be certainly true (a superset); None when
+    unknown (``_candidates`` as rows)."""
+    got = _candidates(ev, f, None)
+    if got is None or got.dtype != bool:
+        return got
+    return np.flatnonzero(got)
+
+
+Rows = np.ndarray
+"""A set of view rows: a mask over the view (dense sets) or sorted row numbers (sparse)."""
+
+
+def _candidates(ev: Evaluator, f: Formula, within: IntArray | None) -> Rows | None:
+    """The rows, among ``within`` (every row when None), where ``f`` may not be
+    certainly true (a superset); None when unknown.
+
+    ∨ keeps the rows both sides may fail; when its first side's rows are few, the
+    second side is looked at only there (``G(p → ψ)``: ψ's literals only where p may
+    hold). ∧ keeps the rows either side may fail.
+    """
+    n = ev.s.n_rows
     match f:
         case Or(a, b):
-            ca, cb = candidates(ev, a), candidates(ev, b)
-            if ca is None or cb is None:
-                return cb if ca is None else ca
-            return ca & cb
+            if not _cheap(a) and _cheap(b):  # the cheap side first: it may narrow the other
+                a, b = b, a
+            ra = _candidates(ev, a, within)
+            if ra is None:
+                return _candidates(ev, b, within)
+            if ra.dtype == bool and np.count_nonzero(ra) <= NARROW * n:
+                ra = np.flatnonzero(ra)
+            if ra.dtype != bool and not len(ra):
+                return ra
+            if ra.dtype != bool:  # b among a's few rows only
+                rb = _candidates(ev, b, ra)
+                return ra if rb is None else rb
+            rb = _candidates(ev, b, within)
+            return ra if rb is None else _intersect(ra, rb)
         case And(a, b):
-            ca, cb = candidates(ev, a), candidates(ev, b)
-            return None if ca is None or cb is None else ca | cb
+            ra = _candidates(ev, a, within)
+            rb = None if ra is None else _candidates(ev, b, within)
+            return None if ra is None or rb is None else _union(ra, rb, n)
         case Implies(a, b):
-            return candidates(ev, Or(Not(a), b))
-    if _cheap(f):
-        return ~ev.values(f).lo
+            return _candidates(ev, Or(Not(a), b), within)
+    if _cheap(f) and (within is None or f in ev.memo or len(within) > NARROW * n):
+        lo = ev.values(f).lo  # the whole-view column is as cheap
+        return ~lo if within is None else within[~lo[within]]
+    if within is not None and (_literal(f) or _cheap(f)):
+        start = np.take(ev.s.first, segment_of(ev.s, within)) if not _literal(f) else within
+        return within[~at_rows(ev, f, within, start).lo]
     return None
+
+
+def _intersect(a: Rows, b: Rows) -> Rows:
+    """Rows in both sets."""
+    if a.dtype == bool:
+        return a & b if b.dtype == bool else b[a[b]]
+    return a[b[a]] if b.dtype == bool else np.intersect1d(a, b, assume_unique=True)
+
+
+def _union(a: Rows, b: Rows, n: int) -> Rows:
+    """Rows in either set (a mask unless both are few)."""
+    if a.dtype != bool and b.dtype != bool and len(a) + len(b) < n // 32:
+        both = np.sort(np.concatenate([a, b]))  # np.union1d hashes: slower
+        keep = np.ones(len(both), dtype=bool)
+        np.not_equal(both[1:], both[:-1], out=keep[1:])
+        return both[keep]
+    mask = np.zeros(n, dtype=bool)
+    for x in (a, b):
+        if x.dtype == bool:
+            mask |= x
+        else:
+            mask[x] = True
+    return mask
+
+
+def candidates(ev: Evaluator, f: Formula) -> BoolArray | None:
+    """``candidate_rows`` as a mask over the view, None when unknown."""
+    got = _candidates(ev, f, None)
+    if got is None or got.dtype == bool:
+        return got
+    mask = np.zeros(ev.s.n_rows, dtype=bool)
+    mask[got] = True
+    return mask
 
 
 def segment_of(s: Segments, rows: IntArray) -> IntArray:
@@ -176,11 +258,8 @@ def g_past(ev: Evaluator, g: Always) -> tuple[np.ndarray, IntArray] | None:
     of ``start_values`` and the rows where ψ is false; None when the candidates are not
     known or not sparse (the whole-view path is then used)."""
     s = ev.s
-    cand = candidates(ev, g.arg)
-    if cand is None:
-        return None
-    rows = np.flatnonzero(cand)
-    if len(rows) > DENSE * s.n_rows:
+    rows = candidate_rows(ev, g.arg)
+    if rows is None or len(rows) > DENSE * s.n_rows:
         return None
     segs = segment_of(s, rows)  # one gather from the view's rows; starts from the segments
     col = at_rows(ev, g.arg, rows, np.take(s.first, segs))

@@ -59,81 +59,119 @@ def _codes(a: np.ndarray, names: tuple[str, ...]) -> pa.Array:
     return pa.DictionaryArray.from_arrays(idx, pa.array(names, type=pa.string()))
 
 
-class _Part:
-    """One contract's rows, flattened."""
+def _positions(results: Sequence[tuple[ContractResult, View]], get: str) -> np.ndarray:
+    """A view-position array of every contract (``blame`` or ``opened``), rows laid end
+    to end."""
+    return np.concatenate([_flat(getattr(r, get)) for r, _ in results])
 
-    def __init__(self, r: ContractResult, view: View) -> None:
-        n_g, n_s = r.verdict.shape
-        self.r, self.view, self.n = r, view, n_g * n_s
-        self.seg = np.repeat(np.arange(n_s, dtype=np.int64), n_g)
-        self.guarantee = np.tile(np.arange(n_g, dtype=np.int32), n_s)
-        self.blame, self.opened = _flat(r.blame), _flat(r.opened)
-        first = view.segments.first
-        rows = view.rows
 
-        def row_of(pos: IntArray) -> IntArray:
-            out = np.full(len(pos), -1, dtype=np.int64)
-            at = np.flatnonzero(pos >= 0)
-            out[at] = rows[first[self.seg[at]] + pos[at]]
-            return out
+def _rows_of(
+    results: Sequence[tuple[ContractResult, View]], pos: IntArray, sizes: list[int]
+) -> IntArray:
+    """View positions (−1: none) as row numbers of the table each view was built from."""
+    out = np.full(len(pos), -1, dtype=np.int64)
+    at = np.flatnonzero(pos >= 0)
+    if not len(at):
+        return out
+    bounds = np.cumsum([0, *sizes])
+    cut = np.searchsorted(at, bounds)
+    for i, (r, view) in enumerate(results):
+        mine = at[cut[i] : cut[i + 1]]
+        if len(mine):
+            seg = (mine - bounds[i]) // r.verdict.shape[0]
+            out[mine] = view.rows[view.segments.first[seg] + pos[mine]]
+    return out
 
-        self.blame_row, self.opened_row = row_of(self.blame), row_of(self.opened)
-        off_seg = np.repeat(self.seg, np.diff(r.off_ptr))
-        self.off_rows = rows[first[off_seg] + r.off_pos] if len(r.off_pos) else r.off_pos
+
+def _offending_rows(r: ContractResult, view: View) -> IntArray:
+    """The offending positions of one contract as row numbers of its view's table."""
+    if not len(r.off_pos):
+        return r.off_pos
+    n_g = r.verdict.shape[0]
+    first = view.segments.first if n_g == 1 else np.repeat(view.segments.first, n_g)
+    return view.rows[np.repeat(first, np.diff(r.off_ptr)) + r.off_pos]
+
+
+def _texts(values: list[str], sizes: list[int]) -> pa.Array:
+    """``values[i]`` repeated ``sizes[i]`` times, as one string array built from buffers."""
+    encoded = [v.encode() for v in values]
+    total = sum(len(e) * k for e, k in zip(encoded, sizes, strict=True))
+    if total >= 2**31:  # past 32-bit offsets: Arrow's take builds it in chunks
+        which = np.repeat(np.arange(len(values), dtype=np.int32), sizes)
+        return pa.array(values, type=pa.string()).take(pa.array(which))
+    ends = [
+        np.arange(1, k + 1, dtype=np.int64) * len(e) for e, k in zip(encoded, sizes, strict=True)
+    ]
+    base = np.cumsum([0, *(len(e) * k for e, k in zip(encoded, sizes, strict=True))])
+    offsets = np.concatenate([[0], *(e + b for e, b in zip(ends, base[:-1], strict=True))])
+    data = b"".join(e * k for e, k in zip(encoded, sizes, strict=True))
+    n = sum(sizes)
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+    )
 
 
 def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
     """Many ``ContractResult``s (each with its view) as one RESULT_SCHEMA table."""
     if not results:
         return RESULT_SCHEMA.empty_table()
-    parts = [_Part(r, view) for r, view in results]
-    n = sum(p.n for p in parts)
-
-    def cat(get: str) -> np.ndarray:
-        return np.concatenate([getattr(p, get) for p in parts])
-
-    which = np.repeat(np.arange(len(parts), dtype=np.int32), [p.n for p in parts])
-    ids = pa.array([p.r.contract.id for p in parts], type=pa.string())
+    sizes = [r.verdict.size for r, _ in results]
+    n = sum(sizes)
+    n_gs = [r.verdict.shape[0] for r, _ in results]
     reasons: list[str] = []
     reason = []
-    for p in parts:
-        rc = _flat(p.r.reason).astype(np.int64)
+    for r, _ in results:
+        rc = _flat(r.reason).astype(np.int64)
         reason.append(np.where(rc < 0, -1, rc + len(reasons)))
-        reasons.extend(p.r.reasons())
+        reasons.extend(r.reasons())
     rc = np.concatenate(reason)
-    sizes = np.concatenate([[0], *(np.diff(p.r.off_ptr) for p in parts)])
-    ptr = np.cumsum(sizes, dtype=np.int64)
-    offending = pa.array(np.concatenate([p.r.off_pos for p in parts]), type=pa.int64())
-    off_rows = pa.array(cat("off_rows"), type=pa.int64())
+    none = rc < 0
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([np.diff(r.off_ptr) for r, _ in results]), out=ptr[1:])
+    offending = pa.array(np.concatenate([r.off_pos for r, _ in results]), type=pa.int64())
+    off_rows = np.concatenate([_offending_rows(r, v) for r, v in results])
+    blame, opened = _positions(results, "blame"), _positions(results, "opened")
+    trace = [
+        v.trace if g == 1 else np.repeat(v.trace, g)
+        for (_, v), g in zip(results, n_gs, strict=True)
+    ]
+    guarantee = [
+        np.zeros(k, np.int32) if g == 1 else np.tile(np.arange(g, dtype=np.int32), k // g)
+        for g, k in zip(n_gs, sizes, strict=True)
+    ]
     columns = [
-        pa.array(np.concatenate([p.view.trace[p.seg] for p in parts]), type=pa.int64()),
-        _agents(parts, n),
-        ids.take(pa.array(which)),
-        pa.array(cat("guarantee"), type=pa.int32()),
-        _codes(np.concatenate([_flat(p.r.verdict) for p in parts]), VERDICTS),
-        _codes(np.concatenate([_flat(p.r.kind) for p in parts]), KINDS),
-        _nullable(cat("blame")),
-        _nullable(cat("opened")),
+        pa.array(np.concatenate(trace), type=pa.int64()),
+        _agents(results, sizes, n),
+        _texts([r.contract.id for r, _ in results], sizes),
+        pa.array(np.concatenate(guarantee), type=pa.int32()),
+        _codes(np.concatenate([_flat(r.verdict) for r, _ in results]), VERDICTS),
+        _codes(np.concatenate([_flat(r.kind) for r, _ in results]), KINDS),
+        _nullable(blame),
+        _nullable(opened),
         pa.ListArray.from_arrays(pa.array(ptr), offending),
-        pa.array(reasons, type=pa.string()).take(
-            pa.array(np.maximum(rc, 0), mask=rc < 0 if (rc < 0).any() else None)
+        pa.nulls(n, pa.string())
+        if none.all()
+        else pa.array(reasons, type=pa.string()).take(
+            pa.array(np.maximum(rc, 0), mask=none if none.any() else None)
         ),
-        _nullable(cat("blame_row")),
-        pa.ListArray.from_arrays(pa.array(ptr), off_rows),
-        _nullable(cat("opened_row")),
+        _nullable(_rows_of(results, blame, sizes)),
+        pa.ListArray.from_arrays(pa.array(ptr), pa.array(off_rows, type=pa.int64())),
+        _nullable(_rows_of(results, opened, sizes)),
     ]
     return pa.Table.from_arrays(columns, schema=RESULT_SCHEMA)
 
 
-def _agents(parts: list[_Part], n: int) -> pa.Array:
+def _agents(results: Sequence[tuple[ContractResult, View]], sizes: list[int], n: int) -> pa.Array:
     """The agent of every row: null for contracts not per agent."""
-    if all(p.view.agent is None for p in parts):
+    if all(v.agent is None for _, v in results):
         return pa.nulls(n, pa.string())
     chunks = [
-        pa.nulls(p.n, pa.string())
-        if p.view.agent is None
-        else pa.array(p.view.agent, type=pa.string()).take(pa.array(p.seg))
-        for p in parts
+        pa.nulls(k, pa.string())
+        if v.agent is None
+        else pa.array(v.agent, type=pa.string()).take(
+            pa.array(np.repeat(np.arange(len(v.agent)), r.verdict.shape[0]))
+        )
+        for (r, v), k in zip(results, sizes, strict=True)
     ]
     return pa.concat_arrays(chunks)
 

@@ -84,12 +84,14 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         self.rows = rows
         self.taken: dict[Atom, ColumnLike] = {}
         self.codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.no_unknown: dict[Atom, bool] = {}
+        self._at: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
     def __getitem__(self, a: Atom) -> ColumnLike:
         got = self.taken.get(a)
         if got is None:
             c = self.base[a]
-            known = c.unknown is None or not c.unknown.any()
+            known = self._known(a, c)
             unknown = np.zeros(len(self.rows), bool) if known else np.take(c.unknown, self.rows)
             coded = getattr(c, "coded", None)
             value = self._lookup(*coded) if coded is not None else np.take(c.value, self.rows)
@@ -104,11 +106,26 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         if got is not None:
             return Col(np.take(got.value, at), np.take(got.unknown, at))
         c = self.base[a]
-        rows = np.take(self.rows, at)
+        if self._at is None or self._at[0] is not at:
+            self._at = (at, np.take(self.rows, at))  # atoms sampled at the same rows share it
+        rows = self._at[1]
         coded = getattr(c, "coded", None)
-        value = np.take(coded[1], np.take(coded[0], rows)) if coded else np.take(c.value, rows)
-        known = c.unknown is None or not c.unknown.any()
+        if coded is None:
+            value = np.take(c.value, rows)
+        else:
+            shared = self.codes.get(id(coded[0]))  # the view's codes, taken already
+            codes = np.take(shared[1], at) if shared is not None else np.take(coded[0], rows)
+            value = np.take(coded[1], codes)
+        known = self._known(a, c)
         return Col(value, np.zeros(len(at), bool) if known else np.take(c.unknown, rows))
+
+    def _known(self, a: Atom, c: ColumnLike) -> bool:
+        """Whether grounded column ``a`` has no unknown row (checked once per atom)."""
+        got = self.no_unknown.get(a)
+        if got is None:
+            got = c.unknown is None or not c.unknown.any()
+            self.no_unknown[a] = got
+        return got
 
     def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
         """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
