@@ -264,6 +264,8 @@ class Traced:
     events: pa.RecordBatch
     decisions: pa.RecordBatch
     counts: pa.RecordBatch | None = None
+    spans: pa.Array | None = None
+    """Span rows of each trace, in ``counts`` order (how the pipeline tells a trace whole)."""
 
 
 def trace_chunks(
@@ -341,6 +343,7 @@ def events(table: pa.Table) -> Traced:
         dec_rows.append(decision_row(d))
 
     counts: list[tuple] = []
+    spans: list[int] = []
     key: Any = None
     rows: list[tuple] = []
     keys, table_rows = _rows(table)
@@ -348,15 +351,18 @@ def events(table: pa.Table) -> Traced:
         if k != key:
             if rows:
                 counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+                spans.append(len(rows))
             key, rows = k, []
         rows.append(row)
     del table_rows
     if rows:
         counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+        spans.append(len(rows))
     del rows
     return Traced(
         len(counts),
         _batch(ev_rows, EVENT_SCHEMA),
         rows_batch(dec_rows, DECISIONS_SCHEMA),
         rows_batch(counts, TRACES_SCHEMA),
+        pa.array(spans, pa.int64()),
     )
