@@ -10,10 +10,35 @@ turn out to be whole there and recomputes the others in pass 2.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.ingest.chunks import TRACE_KEY, Decoded, RecordChunk, Traced, decode, events
+from sponsio_audit.ingest.line_ranges import range_records
+
+
+@dataclass(frozen=True)
+class RangeChunk:
+    """A chunk the worker reads itself: lines ``first``… at bytes [offset, offset+length)
+    of the uncompressed JSON-lines file ``path``, decoded as ``template`` (no records) says."""
+
+    path: str
+    offset: int
+    length: int
+    first: int
+    template: RecordChunk
+
+    def read(self) -> RecordChunk:
+        """The range's records as a ``RecordChunk`` (``template``'s other fields kept)."""
+        recs = range_records(self.path, self.offset, self.length, self.first, self.template.limits)
+        return replace(self.template, records=recs)
+
+
+def decode_chunk(item: RecordChunk | RangeChunk) -> Decoded:
+    """``decode`` of a chunk, reading it first when it is a ``RangeChunk``."""
+    return decode(item.read() if isinstance(item, RangeChunk) else item)
 
 
 def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
@@ -31,7 +56,7 @@ def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
     return events(table.append_column(TRACE_KEY, table.column("trace_id")))
 
 
-def decode_traced(chunk: RecordChunk) -> tuple[Decoded, Traced]:
-    """``decode`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
-    d = decode(chunk)
+def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
+    """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
+    d = decode_chunk(item)
     return d, chunk_events(d.facts)

@@ -35,13 +35,14 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from sponsio_audit.ingest import chunks, direct, inchunk, readback
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
+from sponsio_audit.ingest.line_ranges import LineIndex
 from sponsio_audit.ingest.sniff import BadRecord, decompressed, json_lines, read_document, sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
@@ -131,14 +132,15 @@ class _Run:
         return len(d.skipped)
 
 
-def _hash(path: str) -> tuple[str, int]:
+def _hash(path: str) -> tuple[str, int, LineIndex]:
+    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks)."""
     h = hashlib.sha256()
-    n = 0
+    index = LineIndex(chunks.CHUNK_BYTES)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
-            n += len(chunk)
-    return h.hexdigest(), n
+            index.add(chunk)
+    return h.hexdigest(), index.size, index
 
 
 def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
@@ -205,7 +207,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "not_regular", why)
         return
     try:
-        sha, size = _hash(path)
+        sha, size, index = _hash(path)
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
@@ -242,7 +244,12 @@ def _file(r: _Run, path: str, display: str) -> None:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
             decoder = otlp_decoder(fmt)
-            n, bad = _otlp(r, decoder, layout, open_, file_id)
+            todo = (
+                _ranges(r, os.path.abspath(path), index, file_id)
+                if decoder == "otlp_json" and layout == "lines" and not index.compressed()
+                else chunks.record_chunks(decoder, layout, open_, file_id, r.run, r.limits)
+            )
+            n, bad = _otlp(r, todo, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
         _broken_stream(r, file_id, n, e)
@@ -251,13 +258,21 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.files.add((file_id, display, fmt, size, sha, n, bad))
 
 
-def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
+def _ranges(r: _Run, path: str, index: LineIndex, file_id: int) -> Iterator[inchunk.RangeChunk]:
+    """The chunks of an uncompressed JSON-lines file as line ranges its workers read."""
+    template = chunks.RecordChunk("otlp_json", file_id, r.run, [], r.limits)
+    for offset, length, first in index.ranges():
+        yield inchunk.RangeChunk(path, offset, length, first, template)
+
+
+def _otlp(
+    r: _Run, todo: Iterable[chunks.RecordChunk | inchunk.RangeChunk], file_id: int
+) -> tuple[int, int]:
     """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
     n = bad = 0
-    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits)
     try:
         if r.stage is None:
-            for d in r.workers.map(chunks.decode, todo):
+            for d in r.workers.map(inchunk.decode_chunk, todo):
                 n += d.records
                 bad += r.take(d, file_id)
         else:

@@ -77,13 +77,15 @@ def span_events(
         )
     touched = f"{key_sql}, t AS (SELECT DISTINCT gkey FROM g WHERE trace_id IN ({runs}))"
     params = {"run": run}
-    for table in ("events", "traces"):
-        con.execute(f"{touched} DELETE FROM {table} WHERE trace_id IN (SELECT gkey FROM t)", params)
-    con.execute(
-        f"{touched} DELETE FROM decisions WHERE trace_id IN (SELECT gkey FROM t) "
-        "AND file_id IN (SELECT DISTINCT file_id FROM span_facts)",
-        params,
-    )
+    for table in ("events", "traces", "decisions"):  # each DELETE evaluates ``touched``
+        if not store.count(table):  # a fresh store: nothing to replace
+            continue
+        also = " AND file_id IN (SELECT DISTINCT file_id FROM span_facts)"
+        con.execute(
+            f"{touched} DELETE FROM {table} WHERE trace_id IN (SELECT gkey FROM t)"
+            + (also if table == "decisions" else ""),
+            params,
+        )
     kept = stage.settle() if stage is not None else 0
     if kept:  # pass 2 only for the touched traces the stage does not hold whole
         touched += f", r AS (SELECT gkey FROM t WHERE gkey NOT IN (SELECT trace_id FROM {LOCAL}))"
