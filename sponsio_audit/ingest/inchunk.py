@@ -53,7 +53,7 @@ def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
         table = table.filter(pc.is_valid(table.column("trace_id")))
     order = pc.sort_indices(table, sort_keys=[("trace_id", "ascending"), ("pos", "ascending")])
     table = table.take(order)
-    return events(table.append_column(TRACE_KEY, table.column("trace_id")))
+    return events(table.append_column(TRACE_KEY, table.column("trace_id")), shared=False)
 
 
 def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:

@@ -3,18 +3,22 @@
 Two passes, both bounded in memory by the batch size:
 
 1. each file is sniffed; an OTLP file's records are decoded in chunks
-   (``chunks.decode``); spans go to ``spans`` and their convention facts to
-   ``span_facts`` in Arrow batches; formats that are events already (session
-   logs, native traces, transcripts) are turned into events per file / per run
-   and written directly;
-2. the traces touched by this run are read back from ``span_facts`` ordered by
-   (trace, file, position) as a stream of record batches, cut at trace
-   boundaries, and each trace's events are computed (``chunks.events``) and
-   written; a trace's earlier events are replaced, so a later file adding spans
-   to a trace is handled.
+   (``chunks.decode``; an uncompressed JSON-lines file as line ranges its
+   worker reads itself, ``line_ranges``); spans go to ``spans`` and their
+   convention facts to ``span_facts`` in Arrow batches, and (grouping by trace)
+   the same worker call computes the events of every trace of the chunk
+   (``inchunk``), staged until the run ends (``staging``); formats that are
+   events already (session logs, native traces, transcripts) are turned into
+   events per file / per run and written directly;
+2. the staged traces that lay wholly in their chunk are kept; every other
+   trace touched by this run is read back from ``span_facts`` ordered by
+   (trace, file, position) and its events computed (``readback``); a trace's
+   earlier events are replaced, so a later file adding spans to a trace is
+   handled. The staged rows are then written ordered by trace, as pass 2
+   alone would write them.
 
 With ``jobs > 1`` the chunk work of both passes runs in worker processes
-(``Workers``) while this process reads files and writes the store; results are
+(``Workers``) while this process hashes files and writes the store; results are
 taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
