@@ -12,7 +12,9 @@ order pass 2 alone writes them in, so the tables are the same row for row
 and in insertion order as when every trace goes through pass 2.
 
 The staged rows live in DuckDB temporary tables (spilled to disk past the
-store's memory limit), so memory stays bounded whatever the corpus size.
+store's memory limit), so memory stays bounded whatever the corpus size;
+the first ``HOLD_BYTES`` of events are held in memory instead, which spares
+a small run's events a second write.
 ``LOCAL`` (the kept trace ids) is a plain table, dropped at the end, because
 pass 2 reads it from other cursors, which do not see temporary tables.
 """
@@ -22,12 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sponsio_audit.ingest.chunks import Traced
 from sponsio_audit.ingest.store import Store
 
 EVENTS, DECISIONS, TRACES, LOCAL = "_stage_events", "_stage_decisions", "_stage_traces", "_local"
 """Temporary tables of one run (names from this module only, never from input)."""
+
+HOLD_BYTES = 64 << 20
+"""Staged event bytes kept in memory before they go to ``EVENTS``: the events of a run
+of up to about 250k spans are written once (from memory, ordered), not twice."""
 
 _TRACES_SCHEMA = pa.schema(
     [("trace_id", pa.string()), ("events", pa.int64()), ("spans", pa.int64())]
@@ -44,6 +51,9 @@ class Stage:
     rows: int = 0
     kept: int = 0
     """Traces ``settle`` kept (0 before it runs)."""
+    memo: list[pa.RecordBatch] = field(default_factory=list)
+    """Staged event batches kept in memory (``HOLD_BYTES`` at most), not yet in ``EVENTS``."""
+    memo_bytes: int = 0
 
     @classmethod
     def open(cls, store: Store, batch_rows: int) -> Stage:
@@ -63,24 +73,36 @@ class Stage:
         n = t.counts.num_rows
         spans = t.spans if t.spans is not None else pa.nulls(n, pa.int64())
         counts = pa.RecordBatch.from_arrays([*t.counts.columns, spans], schema=_TRACES_SCHEMA)
-        for table, batch in ((EVENTS, t.events), (DECISIONS, t.decisions), (TRACES, counts)):
+        for table, batch in ((DECISIONS, t.decisions), (TRACES, counts)):
             if batch.num_rows:
-                self.held.setdefault(table, []).extend(
-                    batch.to_batches() if isinstance(batch, pa.Table) else [batch]
-                )
-        self.rows += t.events.num_rows + n
+                self.held.setdefault(table, []).extend(_batches(batch))
+        self.rows += t.decisions.num_rows + n
         if self.rows >= self.batch_rows:
             self.flush()
+        if t.events.num_rows:
+            self.memo.extend(_batches(t.events))
+            self.memo_bytes += t.events.nbytes
+            if self.memo_bytes > HOLD_BYTES:
+                self.spill()
+
+    def spill(self) -> None:
+        """Move the events held in memory into ``EVENTS``."""
+        if self.memo:
+            self._insert(EVENTS, self.memo)
+        self.memo, self.memo_bytes = [], 0
+
+    def _insert(self, table: str, batches: list[pa.RecordBatch]) -> None:
+        con = self.store.con
+        con.register("_stage_batch", pa.Table.from_batches(batches))
+        try:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _stage_batch")
+        finally:
+            con.unregister("_stage_batch")
 
     def flush(self) -> None:
-        """Insert everything held into the temporary tables."""
-        con = self.store.con
+        """Insert the decisions and trace rows held into the temporary tables."""
         for table, batches in self.held.items():
-            con.register("_stage_batch", pa.Table.from_batches(batches))
-            try:
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _stage_batch")
-            finally:
-                con.unregister("_stage_batch")
+            self._insert(table, batches)
         self.held, self.rows = {}, 0
 
     def settle(self) -> int:
@@ -103,6 +125,11 @@ class Stage:
                 con.execute(
                     f"DELETE FROM {table} WHERE trace_id NOT IN (SELECT trace_id FROM {LOCAL})"
                 )
+            ids = pa.array(
+                [r[0] for r in con.execute(f"SELECT trace_id FROM {LOCAL}").fetchall()],
+                pa.string(),
+            )
+            self.memo = [b.filter(pc.is_in(b.column("trace_id"), value_set=ids)) for b in self.memo]
         self.kept = kept
         return kept
 
@@ -112,12 +139,24 @@ class Stage:
         of (events, traces) written."""
         self.flush()
         con = self.store.con
-        con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
+        held = sum(b.num_rows for b in self.memo)
+        if held:
+            con.register("_stage_memo", pa.Table.from_batches(self.memo))
+            try:
+                con.execute(
+                    f"INSERT INTO events BY NAME SELECT * FROM (SELECT * FROM {EVENTS} "
+                    "UNION ALL BY NAME SELECT * FROM _stage_memo) ORDER BY trace_id, seq"
+                )
+            finally:
+                con.unregister("_stage_memo")
+            self.memo, self.memo_bytes = [], 0
+        else:
+            con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
         con.execute(
             f"INSERT INTO decisions BY NAME SELECT * FROM {DECISIONS} ORDER BY trace_id, rowid"
         )
         con.execute(f"INSERT INTO traces SELECT trace_id, events FROM {TRACES} ORDER BY trace_id")
-        counts = (_count(self.store, EVENTS), _count(self.store, TRACES))
+        counts = (_count(self.store, EVENTS) + held, _count(self.store, TRACES))
         self.drop()
         return counts
 
@@ -125,6 +164,10 @@ class Stage:
         """Drop the temporary tables."""
         for table in (EVENTS, DECISIONS, TRACES, LOCAL):
             self.store.con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _batches(batch: pa.RecordBatch | pa.Table) -> list[pa.RecordBatch]:
+    return batch.to_batches() if isinstance(batch, pa.Table) else [batch]
 
 
 def _count(store: Store, table: str) -> int:

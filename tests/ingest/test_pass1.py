@@ -77,11 +77,13 @@ def test_pass_one_and_pass_two_give_the_same_tables(
     assert whole.spans == spans and whole.events > 20 and want["decisions"]
     assert kept[-1] == whole.traces >= 7  # every trace built in pass 1
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 1)  # one record per chunk
-    cut, got = _run([tmp_path])
-    assert kept[-1] < whole.traces  # multi-span traces went through pass 2
-    assert cut == whole
-    for t in TABLES:
-        assert got[t] == want[t], t
+    for hold in (staging.HOLD_BYTES, 1):  # staged events in memory, or all in temp tables
+        monkeypatch.setattr(staging, "HOLD_BYTES", hold)
+        cut, got = _run([tmp_path])
+        assert kept[-1] < whole.traces  # multi-span traces went through pass 2
+        assert cut == whole
+        for t in TABLES:
+            assert got[t] == want[t], (hold, t)
 
 
 def _split_trace_files(root: Path) -> tuple[Path, Path]:
