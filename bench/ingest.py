@@ -16,7 +16,8 @@ process that runs it by wrapping ingest's functions with ``process_time``
 counters (exclusive times: a stage nested in another is not counted twice):
 ``decode`` (record parse and OTLP span extraction), ``attrs json`` (the raw
 ``spans.attributes`` text), ``conventions`` (span → facts), ``arrow`` (row
-tuples → Arrow batches), ``store write`` (DuckDB inserts), ``events``
+tuples → Arrow batches), ``store write`` (DuckDB inserts, pass-1 events staged and
+written included), ``events``
 (facts of a trace → Python rows → its events) and ``other`` (the rest: file reading,
 chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
 workers, so only the main process's stages are shown; the machine is
@@ -247,8 +248,10 @@ WRAPPED = (
     ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
     ("arrow", "sponsio_audit.ingest.chunks", "Columns.batches"),  # a chunk's spans and facts
     ("store write", "sponsio_audit.ingest.store", "Store.insert"),
+    ("store write", "sponsio_audit.ingest.staging", "Stage.flush"),  # pass-1 events staged
+    ("store write", "sponsio_audit.ingest.staging", "Stage.publish"),  # … and written
     ("events", "sponsio_audit.ingest.chunks", "trace_events"),
-    ("events", "sponsio_audit.ingest.chunks", "_values"),  # pass 2's Arrow → Python rows
+    ("events", "sponsio_audit.ingest.chunks", "_rows"),  # Arrow → Python rows (both passes)
 )
 """Every stage of ``STAGES`` must be here, and each name must exist: a missing one is an
 error (the bench would otherwise report a stage as zero after a refactoring)."""
@@ -336,6 +339,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for fmt in a.formats.split(","):
             rss: dict[int, dict[int, int]] = {j: {} for j in jobs_list}
+            rate: dict[tuple[int, int], int] = {}
             for size in (int(x) for x in a.sizes.split(",")):
                 path = generate(Path(d), size, fmt)
                 mb = path.stat().st_size / 1e6
@@ -348,6 +352,7 @@ def main() -> None:
                     ).stdout
                     res = json.loads(out)
                     rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
+                    rate[size, jobs] = res["spans_per_s"]
                     workers = (
                         f", largest worker {res['worker_rss_mib']} MiB, workers' CPU"
                         f" {res['workers_cpu_s']} s (polled every 0.25 s)"
@@ -367,6 +372,13 @@ def main() -> None:
                     print(f"      µs/span ({where}): {per}", flush=True)
                     Path(str(path) + ".duckdb").unlink(missing_ok=True)
                 path.unlink()
+                for jobs in jobs_list:
+                    if jobs != 1 and (size, 1) in rate:
+                        print(
+                            f"{fmt:5} {size:>9,} spans: jobs={jobs} / jobs=1 "
+                            f"{rate[size, jobs] / rate[size, 1]:.2f}× spans/s (wall)",
+                            flush=True,
+                        )
             for jobs, by_size in rss.items():
                 if len(by_size) > 1:
                     lo, hi = min(by_size), max(by_size)

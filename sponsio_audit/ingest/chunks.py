@@ -287,6 +287,8 @@ class Traced:
     events: pa.RecordBatch
     decisions: pa.RecordBatch
     counts: pa.RecordBatch | None = None
+    spans: pa.Array | None = None
+    """Span rows of each trace, in ``counts`` order (how the pipeline tells a trace whole)."""
 
 
 def trace_chunks(
@@ -322,16 +324,21 @@ def _values(col: pa.ChunkedArray) -> list[Any]:
     return out
 
 
-def _rows(table: pa.Table) -> tuple[list[Any], list[tuple]]:
+def _rows(table: pa.Table, shared: bool = True) -> tuple[list[Any], list[tuple]]:
     """``table``'s ``TRACE_KEY`` values and its rows as ``ROW_FIELDS`` tuples, converted
-    ``SLICE_ROWS`` at a time, so only one slice's column lists are alive beside the rows."""
+    ``SLICE_ROWS`` at a time, so only one slice's column lists are alive beside the rows.
+
+    ``shared=False`` converts with ``to_pylist`` (a new object per value): for one chunk's
+    rows, whose size is bounded, it is faster (0.7 against 1.2 µs per span, bench rows).
+    """
+    values = _values if shared else pa.ChunkedArray.to_pylist
     rows: list[tuple] = []
     for at in range(0, table.num_rows, SLICE_ROWS):
         part = table.slice(at, SLICE_ROWS)
-        cols = [_values(part.column(name)) for name in ROW_FIELDS]
+        cols = [values(part.column(name)) for name in ROW_FIELDS]
         rows.extend(zip(*cols, strict=True))
         del cols
-    return _values(table.column(TRACE_KEY)), rows
+    return values(table.column(TRACE_KEY)), rows
 
 
 def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
@@ -354,9 +361,10 @@ def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
 
 
 @_acyclic
-def events(table: pa.Table) -> Traced:
+def events(table: pa.Table, shared: bool = True) -> Traced:
     """Events and decisions of the whole traces in ``table`` (columns ``TRACE_KEY`` and
-    ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order)."""
+    ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order);
+    ``shared``: see ``_rows``."""
     ev_rows: list[tuple] = []
     dec_rows: list[tuple] = []
 
@@ -364,22 +372,26 @@ def events(table: pa.Table) -> Traced:
         dec_rows.append(decision_row(d))
 
     counts: list[tuple] = []
+    spans: list[int] = []
     key: Any = None
     rows: list[tuple] = []
-    keys, table_rows = _rows(table)
+    keys, table_rows = _rows(table, shared)
     for k, row in zip(keys, table_rows, strict=True):
         if k != key:
             if rows:
                 counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+                spans.append(len(rows))
             key, rows = k, []
         rows.append(row)
     del table_rows
     if rows:
         counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
+        spans.append(len(rows))
     del rows
     return Traced(
         len(counts),
         _batch(ev_rows, EVENT_SCHEMA),
         rows_batch(dec_rows, DECISIONS_SCHEMA),
         rows_batch(counts, TRACES_SCHEMA),
+        pa.array(spans, pa.int64()),
     )

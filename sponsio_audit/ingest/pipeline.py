@@ -3,18 +3,22 @@
 Two passes, both bounded in memory by the batch size:
 
 1. each file is sniffed; an OTLP file's records are decoded in chunks
-   (``chunks.decode``); spans go to ``spans`` and their convention facts to
-   ``span_facts`` in Arrow batches; formats that are events already (session
-   logs, native traces, transcripts) are turned into events per file / per run
-   and written directly;
-2. the traces touched by this run are read back from ``span_facts`` ordered by
-   (trace, file, position) as a stream of record batches, cut at trace
-   boundaries, and each trace's events are computed (``chunks.events``) and
-   written; a trace's earlier events are replaced, so a later file adding spans
-   to a trace is handled.
+   (``chunks.decode``; an uncompressed JSON-lines file as line ranges its
+   worker reads itself, ``line_ranges``); spans go to ``spans`` and their
+   convention facts to ``span_facts`` in Arrow batches, and (grouping by trace)
+   the same worker call computes the events of every trace of the chunk
+   (``inchunk``), staged until the run ends (``staging``); formats that are
+   events already (session logs, native traces, transcripts) are turned into
+   events per file / per run and written directly;
+2. the staged traces that lay wholly in their chunk are kept; every other
+   trace touched by this run is read back from ``span_facts`` ordered by
+   (trace, file, position) and its events computed (``readback``); a trace's
+   earlier events are replaced, so a later file adding spans to a trace is
+   handled. The staged rows are then written ordered by trace, as pass 2
+   alone would write them.
 
 With ``jobs > 1`` the chunk work of both passes runs in worker processes
-(``Workers``) while this process reads files and writes the store; results are
+(``Workers``) while this process hashes files and writes the store; results are
 taken in order, so the tables are the same whatever ``jobs`` is.
 
 Every record is loaded or listed in ``skipped`` with its file and record number;
@@ -35,17 +39,17 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sponsio_audit.ingest import attach, chunks, direct
-from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest import chunks, direct, inchunk, readback
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
+from sponsio_audit.ingest.line_ranges import LineIndex
 from sponsio_audit.ingest.sniff import BadRecord, decompressed, json_lines, read_document, sniff
+from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
-from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, resolve_jobs
 
 
@@ -114,6 +118,7 @@ class _Run:
     shas: dict[str, str] = field(default_factory=dict)  # sha256 -> path of the first file
     pos: int = 0
     limits: Limits = DEFAULT
+    stage: Stage | None = None  # pass-1 events (group_by trace)
 
     def take(self, d: chunks.Decoded, file_id: int) -> int:
         """Buffer a decoded chunk of the current file (positions go on from ``pos``).
@@ -131,14 +136,15 @@ class _Run:
         return len(d.skipped)
 
 
-def _hash(path: str) -> tuple[str, int]:
+def _hash(path: str) -> tuple[str, int, LineIndex]:
+    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks)."""
     h = hashlib.sha256()
-    n = 0
+    index = LineIndex(chunks.CHUNK_BYTES)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
-            n += len(chunk)
-    return h.hexdigest(), n
+            index.add(chunk)
+    return h.hexdigest(), index.size, index
 
 
 def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
@@ -205,7 +211,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "not_regular", why)
         return
     try:
-        sha, size = _hash(path)
+        sha, size, index = _hash(path)
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
@@ -242,7 +248,14 @@ def _file(r: _Run, path: str, display: str) -> None:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
             decoder = otlp_decoder(fmt)
-            n, bad = _otlp(r, decoder, layout, open_, file_id)
+            todo = (
+                _ranges(r, os.path.abspath(path), index, file_id)
+                if decoder == "otlp_json" and layout == "lines" and not index.compressed()
+                else chunks.record_chunks(
+                    decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json
+                )
+            )
+            n, bad = _otlp(r, todo, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
         _broken_stream(r, file_id, n, e)
@@ -251,14 +264,31 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.files.add((file_id, display, fmt, size, sha, n, bad))
 
 
-def _otlp(r: _Run, fmt: str, layout: str, open_: Any, file_id: int) -> tuple[int, int]:
+def _ranges(r: _Run, path: str, index: LineIndex, file_id: int) -> Iterator[inchunk.RangeChunk]:
+    """The chunks of an uncompressed JSON-lines file as line ranges its workers read."""
+    template = chunks.RecordChunk(
+        "otlp_json", file_id, r.run, [], r.limits, raw_json=r.store.raw_json
+    )
+    for offset, length, first in index.ranges():
+        yield inchunk.RangeChunk(path, offset, length, first, template)
+
+
+def _otlp(
+    r: _Run, todo: Iterable[chunks.RecordChunk | inchunk.RangeChunk], file_id: int
+) -> tuple[int, int]:
     """Load an OTLP file's records chunk by chunk; returns (records, skipped records)."""
     n = bad = 0
-    todo = chunks.record_chunks(fmt, layout, open_, file_id, r.run, r.limits, r.store.raw_json)
     try:
-        for d in r.workers.map(chunks.decode, todo):
-            n += d.records
-            bad += r.take(d, file_id)
+        if r.stage is None:
+            for d in r.workers.map(inchunk.decode_chunk, todo):
+                n += d.records
+                bad += r.take(d, file_id)
+        else:
+            stage = r.stage
+            for d, t in r.workers.map(inchunk.decode_traced, todo):
+                n += d.records
+                bad += r.take(d, file_id)
+                stage.add(t)
     except Exception as e:  # the stream broke: the chunks read before it are loaded
         n, bad = n + 1, bad + 1
         _broken_stream(r, file_id, n, e)
@@ -271,94 +301,6 @@ def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
         r.skipped.add((file_id, record, str(e)))
         return
     r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
-
-
-def _cap_traces(r: _Run) -> int:
-    """Skip the records that add spans to a trace past ``limits.spans_per_trace``.
-
-    Counted in the store (any number of traces); a trace over the bound keeps its
-    first spans in (file, position) order, and every record holding a later one is
-    removed and listed. Returns the number of records skipped.
-    """
-    con, cap = r.store.con, r.limits.spans_per_trace
-    bad = con.execute(
-        """WITH big AS (SELECT trace_id FROM span_facts GROUP BY trace_id HAVING count(*) > $cap),
-        ranked AS (SELECT f.file_id, f.record, f.run, row_number() OVER (
-            PARTITION BY f.trace_id ORDER BY f.file_id, f.pos) AS n
-            FROM span_facts f JOIN big USING (trace_id))
-        SELECT DISTINCT file_id, record FROM ranked WHERE n > $cap AND run = $run
-        ORDER BY 1, 2""",
-        {"cap": cap, "run": r.run},
-    ).fetchall()
-    if not bad:
-        return 0
-    why = str(LimitExceeded("spans_per_trace", cap, "trace with more spans"))
-    for file_id, record in bad:
-        for table in ("spans", "span_facts"):
-            con.execute(f"DELETE FROM {table} WHERE file_id = ? AND record = ?", [file_id, record])
-        con.execute("INSERT INTO skipped VALUES (?, ?, ?)", [file_id, record, why])
-        con.execute("UPDATE files SET skipped = skipped + 1 WHERE file_id = ?", [file_id])
-    r.span_n = int(
-        con.execute("SELECT count(*) FROM span_facts WHERE run = ?", [r.run]).fetchall()[0][0]
-    )
-    return len(bad)
-
-
-def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
-    """Recompute events of every trace (or conversation) that received spans or GenAI log
-    records in this run; a span's log records fill what the span did not record."""
-    con = r.store.con
-    runs = (
-        "SELECT trace_id FROM span_facts WHERE run = $run "
-        "UNION SELECT trace_id FROM span_logs WHERE run = $run"
-    )
-    if group_by == "conversation":
-        key_sql = """WITH g AS (SELECT trace_id, coalesce(arg_min(conversation,
-                       file_id * 1000000000000 + pos) FILTER (WHERE conversation IS NOT NULL),
-                       trace_id) AS gkey FROM span_facts GROUP BY trace_id)"""
-    else:
-        key_sql = (
-            "WITH g AS (SELECT DISTINCT trace_id, trace_id AS gkey "
-            f"FROM span_facts WHERE trace_id IN ({runs}))"
-        )
-    touched = f"{key_sql}, t AS (SELECT DISTINCT gkey FROM g WHERE trace_id IN ({runs}))"
-    params = {"run": r.run}
-    for table in ("events", "traces"):
-        con.execute(f"{touched} DELETE FROM {table} WHERE trace_id IN (SELECT gkey FROM t)", params)
-    con.execute(
-        f"{touched} DELETE FROM decisions WHERE trace_id IN (SELECT gkey FROM t) "
-        "AND file_id IN (SELECT DISTINCT file_id FROM span_facts)",
-        params,
-    )
-    logs = attach.log_facts_table(
-        con, f"{touched} SELECT trace_id FROM g WHERE gkey IN (SELECT gkey FROM t)", params
-    )
-    con.register("_incoming_log_facts", logs)
-    con.execute(f"CREATE OR REPLACE TABLE {attach.VIEW} AS SELECT * FROM _incoming_log_facts")
-    con.unregister("_incoming_log_facts")
-    base = ", ".join(f"f.{c}" for c in ROW_FIELDS[: ROW_FIELDS.index(FACT_FIELDS[0])])
-    cols = f"{base}, {attach.fill_sql('f', 'lf')}"
-    cur = con.cursor()
-    try:
-        res = cur.sql(
-            f"{touched} SELECT g.gkey, {cols} FROM span_facts f JOIN g USING (trace_id) "
-            f"LEFT JOIN {attach.VIEW} lf ON lf.trace_id = f.trace_id AND lf.span_id = f.span_id "
-            "WHERE g.gkey IN (SELECT gkey FROM t) ORDER BY g.gkey, f.file_id, f.pos",
-            params=params,
-        )
-        traces = 0
-        if res is not None:
-            batches = chunks.trace_chunks(res.to_arrow_reader(batch_rows))
-            for t in r.workers.map(chunks.events, batches):
-                traces += t.traces
-                r.events.add_batch(t.events)
-                r.decisions.add_batch(t.decisions)
-                if t.counts is not None:
-                    r.traces.add_batch(t.counts)
-    finally:
-        cur.close()
-        con.execute(f"DROP TABLE IF EXISTS {attach.VIEW}")
-    return traces
 
 
 def ingest(
@@ -422,7 +364,23 @@ def _ingest(
         bufs["traces"],
         workers,
         limits=limits,
+        stage=Stage.open(store, bufs["events"].batch_rows) if group_by == "trace" else None,
     )
+    try:
+        return _passes(r, paths, group_by, bufs, progress)
+    finally:
+        if r.stage is not None:
+            r.stage.drop()
+
+
+def _passes(
+    r: _Run,
+    paths: list[str | Path],
+    group_by: str,
+    bufs: dict[str, Buffer],
+    progress: Callable[[str, int], None] | None,
+) -> IngestSummary:
+    """Pass 1 over every file, then pass 2 and the staged events (see the module doc)."""
     for path in walk(paths):
         if path == "-":
             with tempfile.NamedTemporaryFile(prefix="sponsio-stdin-", delete=False) as tmp:
@@ -437,16 +395,45 @@ def _ingest(
             progress(path, r.span_n)
     for b in bufs.values():
         b.flush()
-    r.skipped_n += _cap_traces(r)
-    traces = _span_events(r, group_by, bufs["events"].batch_rows) + r.direct_traces
+    capped = readback.cap_traces(r.store, r.run, r.limits)
+    if capped:
+        r.skipped_n += len(capped)
+        r.span_n = int(
+            r.store.con.execute(
+                "SELECT count(*) FROM span_facts WHERE run = ?", [r.run]
+            ).fetchall()[0][0]
+        )
+    stage = r.stage
+    write = _writer(r)
+    traces = readback.span_events(
+        r.store, r.run, group_by, bufs["events"].batch_rows, r.workers.map, write, stage
+    )
     for b in bufs.values():
         b.flush()
+    staged = stage.publish() if stage is not None else (0, 0)
     return IngestSummary(
         files=bufs["files"].total,
         records=r.records,
         spans=r.span_n,
-        events=bufs["events"].total,
+        events=bufs["events"].total + staged[0],
         skipped=r.skipped_n,
-        traces=traces,
+        traces=traces + r.direct_traces,
         duplicates=r.dup,
     )
+
+
+def _writer(r: _Run) -> Callable[[chunks.Traced], None]:
+    """Where pass 2's events go: the stage when it holds pass-1 traces (``publish`` orders
+    them all by trace), else straight into the run's buffers."""
+    stage = r.stage
+
+    def write(t: chunks.Traced) -> None:
+        if stage is not None and stage.kept:
+            stage.add(t)
+            return
+        r.events.add_batch(t.events)
+        r.decisions.add_batch(t.decisions)
+        if t.counts is not None:
+            r.traces.add_batch(t.counts)
+
+    return write

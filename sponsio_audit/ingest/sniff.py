@@ -345,14 +345,17 @@ def read_document(open_: Opener, limits: Limits = DEFAULT) -> Any:
     return doc
 
 
-def raw_lines(open_: Opener, limits: Limits = DEFAULT) -> Iterator[tuple[int, bytes | BadRecord]]:
-    """(line number, bytes) of every non-blank line, unparsed (parsed by ``parse_line``).
+def raw_lines(
+    open_: Opener, limits: Limits = DEFAULT, first: int = 1
+) -> Iterator[tuple[int, bytes | BadRecord]]:
+    """(line number, bytes) of every non-blank line, unparsed (parsed by ``parse_line``);
+    the stream's first line is number ``first`` (a range of a file: ``line_ranges``).
 
     A line over ``limits.record_bytes`` is a ``BadRecord`` (read past, never held whole).
     """
     cap = limits.record_bytes
     with open_() as f:
-        no = 0
+        no = first - 1
         while line := f.readline(cap + 1):
             no += 1
             if len(line) > cap and not line.endswith(b"\n"):

@@ -1,0 +1,62 @@
+"""Pass-1 events: each chunk's traces computed in the worker that decoded the chunk.
+
+Most traces lie wholly inside one chunk of one file (an exporter writes a
+trace's spans together), so their events can be built from the chunk's own
+``span_facts`` rows, in the same worker call as the decoding, without reading
+them back from the store. ``decode_traced`` does this for every trace of the
+chunk; the pipeline (``staging.Stage``) keeps the events of the traces that
+turn out to be whole there and recomputes the others in pass 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sponsio_audit.ingest.chunks import TRACE_KEY, Decoded, RecordChunk, Traced, decode, events
+from sponsio_audit.ingest.line_ranges import range_records
+
+
+@dataclass(frozen=True)
+class RangeChunk:
+    """A chunk the worker reads itself: lines ``first``… at bytes [offset, offset+length)
+    of the uncompressed JSON-lines file ``path``, decoded as ``template`` (no records) says."""
+
+    path: str
+    offset: int
+    length: int
+    first: int
+    template: RecordChunk
+
+    def read(self) -> RecordChunk:
+        """The range's records as a ``RecordChunk`` (``template``'s other fields kept)."""
+        recs = range_records(self.path, self.offset, self.length, self.first, self.template.limits)
+        return replace(self.template, records=recs)
+
+
+def decode_chunk(item: RecordChunk | RangeChunk) -> Decoded:
+    """``decode`` of a chunk, reading it first when it is a ``RangeChunk``."""
+    return decode(item.read() if isinstance(item, RangeChunk) else item)
+
+
+def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
+    """``events`` of every trace of one chunk's ``span_facts`` rows, each computed as if the
+    chunk held it whole (rows without a trace id, which pass 2 never reads, left out).
+
+    Rows are grouped by trace id in ``pos`` order (a stable sort), as pass 2's query
+    orders them.
+    """
+    table = facts if isinstance(facts, pa.Table) else pa.Table.from_batches([facts])
+    if table.column("trace_id").null_count:
+        table = table.filter(pc.is_valid(table.column("trace_id")))
+    order = pc.sort_indices(table, sort_keys=[("trace_id", "ascending"), ("pos", "ascending")])
+    table = table.take(order)
+    return events(table.append_column(TRACE_KEY, table.column("trace_id")), shared=False)
+
+
+def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
+    """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
+    d = decode_chunk(item)
+    return d, chunk_events(d.facts)

@@ -1,0 +1,95 @@
+"""Byte ranges of an uncompressed JSON-lines file, cut at line ends while it is hashed.
+
+The main process reads every file once anyway, for its sha256. Noting where
+lines end on that read (``LineIndex``) lets the file be cut into ranges of
+about ``chunks.CHUNK_BYTES`` that a worker reads itself (``range_records``),
+so the main process neither splits lines nor ships their bytes to workers.
+A range starts right after a newline, so every line lies wholly in one range
+and is numbered as a reading of the whole file numbers it (``sniff.raw_lines``
+with the range's first line number). Compressed files are read as before.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from sponsio_audit.ingest.limits import DEFAULT, Limits
+from sponsio_audit.ingest.sniff import GZIP, ZSTD, BadRecord, raw_lines
+
+
+@dataclass
+class LineIndex:
+    """Line ends seen while reading a file front to back in blocks (``add``)."""
+
+    every: int
+    """Bytes a range holds at least: it ends at the first line end from there (or the file's)."""
+    cuts: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+    """(byte offset just past a newline, newlines before it) of each range start."""
+    size: int = 0
+    lines: int = 0
+    head: bytes = b""
+
+    def add(self, block: bytes) -> None:
+        """Note the line ends of the file's next ``block``."""
+        if len(self.head) < 4:
+            self.head = (self.head + block[:4])[:4]
+        base, lines, counted = self.size, self.lines, 0
+        i = self.cuts[-1][0] + self.every - 1 - base  # a range ends at a newline from here
+        while i < len(block):
+            j = block.find(b"\n", max(i, 0))
+            if j < 0:
+                break
+            lines += block.count(b"\n", counted, j + 1)
+            counted = j + 1
+            self.cuts.append((base + j + 1, lines))
+            i = j + self.every
+        self.size += len(block)
+        self.lines = lines + block.count(b"\n", counted)
+
+    def compressed(self) -> bool:
+        """Whether the file starts with a gzip or zstd header (``sniff.decompressed``'s test)."""
+        return self.head[:2] == GZIP or self.head == ZSTD
+
+    def ranges(self) -> list[tuple[int, int, int]]:
+        """(offset, length, first line number) of every range, in file order."""
+        starts = [c for c in self.cuts if c[0] < self.size] or [(0, 0)]
+        ends = [c[0] for c in starts[1:]] + [self.size]
+        return [(o, e - o, n + 1) for (o, n), e in zip(starts, ends, strict=True)]
+
+
+class _Window(io.RawIOBase):
+    """``length`` bytes of a file from ``offset``, as a stream."""
+
+    def __init__(self, f: IO[bytes], offset: int, length: int) -> None:
+        super().__init__()
+        f.seek(offset)
+        self.f, self.left = f, length
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        """Fill ``b`` from the window (0 at its end)."""
+        if self.left <= 0:
+            return 0
+        view = memoryview(b)[: min(len(b), self.left)]
+        n = self.f.readinto(view)  # type: ignore[attr-defined]
+        self.left -= n or 0
+        return int(n or 0)
+
+    def close(self) -> None:
+        self.f.close()
+        super().close()
+
+
+def range_records(
+    path: str, offset: int, length: int, first: int, limits: Limits = DEFAULT
+) -> list[tuple[int, bytes | BadRecord]]:
+    """The non-blank lines of one range as ``raw_lines`` gives them for the whole file."""
+
+    def open_() -> IO[bytes]:
+        return io.BufferedReader(_Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
+
+    return list(raw_lines(open_, limits, first=first))

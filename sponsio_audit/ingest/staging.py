@@ -1,0 +1,175 @@
+"""``Stage``: pass-1 events held in temporary tables until the run knows which traces are whole.
+
+A chunk's worker computes the events of every trace in the chunk
+(``inchunk.decode_traced``); only at the end of the run is it known which of
+those traces lie wholly in that chunk. ``settle`` keeps a trace's staged rows
+when the trace was staged by one chunk only, the store holds no more of its
+spans than that chunk had (none from another file, chunk, document or
+earlier run, none removed by ``limits.spans_per_trace``) and no GenAI log
+record names it; every other touched trace goes to pass 2, whose rows are
+staged too. ``publish`` then writes the staged rows ordered by trace id, the
+order pass 2 alone writes them in, so the tables are the same row for row
+and in insertion order as when every trace goes through pass 2.
+
+The staged rows live in DuckDB temporary tables (spilled to disk past the
+store's memory limit), so memory stays bounded whatever the corpus size;
+the first ``HOLD_BYTES`` of events are held in memory instead, which spares
+a small run's events a second write.
+``LOCAL`` (the kept trace ids) is a plain table, dropped at the end, because
+pass 2 reads it from other cursors, which do not see temporary tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sponsio_audit.ingest.chunks import Traced
+from sponsio_audit.ingest.store import Store
+
+EVENTS, DECISIONS, TRACES, LOCAL = "_stage_events", "_stage_decisions", "_stage_traces", "_local"
+"""Temporary tables of one run (names from this module only, never from input)."""
+
+HOLD_BYTES = 64 << 20
+"""Staged event bytes kept in memory before they go to ``EVENTS``: the events of a run
+of up to about 250k spans are written once (from memory, ordered), not twice."""
+
+_TRACES_SCHEMA = pa.schema(
+    [("trace_id", pa.string()), ("events", pa.int64()), ("spans", pa.int64())]
+)
+
+
+@dataclass
+class Stage:
+    """Staged events, decisions and trace rows of one ingest run (temporary tables)."""
+
+    store: Store
+    batch_rows: int
+    held: dict[str, list[pa.RecordBatch]] = field(default_factory=dict)
+    rows: int = 0
+    kept: int = 0
+    """Traces ``settle`` kept (0 before it runs)."""
+    memo: list[pa.RecordBatch] = field(default_factory=list)
+    """Staged event batches kept in memory (``HOLD_BYTES`` at most), not yet in ``EVENTS``."""
+    memo_bytes: int = 0
+
+    @classmethod
+    def open(cls, store: Store, batch_rows: int) -> Stage:
+        """Create the run's temporary tables (empty, the store's own column types)."""
+        con = store.con
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {EVENTS} AS SELECT * FROM events LIMIT 0")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {DECISIONS} AS SELECT * FROM decisions LIMIT 0")
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {TRACES} (trace_id VARCHAR, events BIGINT, spans BIGINT)"
+        )
+        return cls(store, batch_rows)
+
+    def add(self, t: Traced) -> None:
+        """Stage the rows of some whole-or-not-yet-known traces (flushed every ``batch_rows``)."""
+        if t.counts is None or not t.counts.num_rows:
+            return
+        n = t.counts.num_rows
+        spans = t.spans if t.spans is not None else pa.nulls(n, pa.int64())
+        counts = pa.RecordBatch.from_arrays([*t.counts.columns, spans], schema=_TRACES_SCHEMA)
+        for table, batch in ((DECISIONS, t.decisions), (TRACES, counts)):
+            if batch.num_rows:
+                self.held.setdefault(table, []).extend(_batches(batch))
+        self.rows += t.decisions.num_rows + n
+        if self.rows >= self.batch_rows:
+            self.flush()
+        if t.events.num_rows:
+            self.memo.extend(_batches(t.events))
+            self.memo_bytes += t.events.nbytes
+            if self.memo_bytes > HOLD_BYTES:
+                self.spill()
+
+    def spill(self) -> None:
+        """Move the events held in memory into ``EVENTS``."""
+        if self.memo:
+            self._insert(EVENTS, self.memo)
+        self.memo, self.memo_bytes = [], 0
+
+    def _insert(self, table: str, batches: list[pa.RecordBatch]) -> None:
+        con = self.store.con
+        con.register("_stage_batch", pa.Table.from_batches(batches))
+        try:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _stage_batch")
+        finally:
+            con.unregister("_stage_batch")
+
+    def flush(self) -> None:
+        """Insert the decisions and trace rows held into the temporary tables."""
+        for table, batches in self.held.items():
+            self._insert(table, batches)
+        self.held, self.rows = {}, 0
+
+    def settle(self) -> int:
+        """Keep the staged rows of the traces wholly in one chunk (table ``LOCAL``), drop
+        the rest; returns the number of traces kept."""
+        self.flush()
+        con = self.store.con
+        con.execute(
+            f"""CREATE OR REPLACE TABLE {LOCAL} AS
+            WITH s AS (SELECT trace_id, any_value(spans) AS spans FROM {TRACES}
+                       GROUP BY trace_id HAVING count(*) = 1),
+            f AS (SELECT trace_id, count(*) AS n FROM span_facts
+                  WHERE trace_id IN (SELECT trace_id FROM s) GROUP BY trace_id)
+            SELECT s.trace_id FROM s JOIN f USING (trace_id) WHERE f.n = s.spans
+            AND s.trace_id NOT IN (SELECT trace_id FROM span_logs WHERE trace_id IS NOT NULL)"""
+        )
+        kept = _count(self.store, LOCAL)
+        if kept != _count(self.store, TRACES):
+            for table in (EVENTS, DECISIONS, TRACES):
+                con.execute(
+                    f"DELETE FROM {table} WHERE trace_id NOT IN (SELECT trace_id FROM {LOCAL})"
+                )
+            ids = pa.array(
+                [r[0] for r in con.execute(f"SELECT trace_id FROM {LOCAL}").fetchall()],
+                pa.string(),
+            )
+            self.memo = [b.filter(pc.is_in(b.column("trace_id"), value_set=ids)) for b in self.memo]
+        self.kept = kept
+        return kept
+
+    def publish(self) -> tuple[int, int]:
+        """Write the staged rows to ``events``, ``decisions`` and ``traces`` ordered by trace
+        (then by sequence, or staging order), drop the temporary tables; returns the numbers
+        of (events, traces) written."""
+        self.flush()
+        con = self.store.con
+        held = sum(b.num_rows for b in self.memo)
+        if held:
+            con.register("_stage_memo", pa.Table.from_batches(self.memo))
+            try:
+                con.execute(
+                    f"INSERT INTO events BY NAME SELECT * FROM (SELECT * FROM {EVENTS} "
+                    "UNION ALL BY NAME SELECT * FROM _stage_memo) ORDER BY trace_id, seq"
+                )
+            finally:
+                con.unregister("_stage_memo")
+            self.memo, self.memo_bytes = [], 0
+        else:
+            con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
+        con.execute(
+            f"INSERT INTO decisions BY NAME SELECT * FROM {DECISIONS} ORDER BY trace_id, rowid"
+        )
+        con.execute(f"INSERT INTO traces SELECT trace_id, events FROM {TRACES} ORDER BY trace_id")
+        counts = (_count(self.store, EVENTS) + held, _count(self.store, TRACES))
+        self.drop()
+        return counts
+
+    def drop(self) -> None:
+        """Drop the temporary tables."""
+        for table in (EVENTS, DECISIONS, TRACES, LOCAL):
+            self.store.con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _batches(batch: pa.RecordBatch | pa.Table) -> list[pa.RecordBatch]:
+    return batch.to_batches() if isinstance(batch, pa.Table) else [batch]
+
+
+def _count(store: Store, table: str) -> int:
+    rows = store.con.execute(f"SELECT count(*) FROM {table}").fetchall()
+    return int(rows[0][0])
