@@ -330,12 +330,14 @@ def _span_events(r: _Run, group_by: str, batch_rows: int) -> int:
         "AND file_id IN (SELECT DISTINCT file_id FROM span_facts)",
         params,
     )
+    r.store.commit()  # attach reads span_logs through a cursor: it sees committed rows only
     logs = attach.log_facts_table(
         con, f"{touched} SELECT trace_id FROM g WHERE gkey IN (SELECT gkey FROM t)", params
     )
     con.register("_incoming_log_facts", logs)
     con.execute(f"CREATE OR REPLACE TABLE {attach.VIEW} AS SELECT * FROM _incoming_log_facts")
     con.unregister("_incoming_log_facts")
+    r.store.commit()  # the cursor below is a connection of its own: it reads committed rows
     base = ", ".join(f"f.{c}" for c in ROW_FIELDS[: ROW_FIELDS.index(FACT_FIELDS[0])])
     cols = f"{base}, {attach.fill_sql('f', 'lf')}"
     cur = con.cursor()
@@ -395,7 +397,7 @@ def ingest(
     }
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
-    with Workers(jobs) as workers:
+    with Workers(jobs) as workers, store.loading():
         return _ingest(paths, store, group_by, bufs, workers, limits, progress)
 
 

@@ -15,6 +15,8 @@ recomputed when a later file adds spans to it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,10 @@ BATCH_ROWS = 50_000
 BATCH_BYTES = 64 << 20
 """Text bytes of rows added one at a time after which a ``Buffer`` flushes (Arrow's
 ``string`` type holds at most 2 GiB per array)."""
+
+COMMIT_ROWS = 122_880
+"""Rows of one table after which ``Store.loading`` commits: DuckDB's row group, the fewest
+rows a commit moves into a table whole instead of copying them again (with a WAL copy)."""
 
 _JSON = pa.json_() if hasattr(pa, "json_") else pa.string()  # pyarrow >= 19
 
@@ -145,6 +151,8 @@ class Store:
 
     con: duckdb.DuckDBPyConnection
     path: str | None = None
+    _loading: bool = field(default=False, init=False, repr=False)
+    _uncommitted: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, memory_limit: str | None = None) -> Store:
@@ -167,6 +175,42 @@ class Store:
         """Close the connection."""
         self.con.close()
 
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """Run the inserts inside as one transaction on one DuckDB thread (rolled back on error).
+
+        DuckDB copies the rows of a commit of fewer than a row group's 122,880 rows once
+        more into the table (and, for a file, into its write-ahead log), so ``Buffer``'s
+        bounded batches each committed alone cost twice; a parallel insert's ordered merge
+        costs CPU the workers need. ``commit`` makes rows visible to other cursors midway.
+        """
+        if self._loading:
+            yield
+            return
+        row = self._first("SELECT current_setting('threads')")
+        self.con.execute("SET threads = 1")
+        self.con.begin()
+        self._loading = True
+        try:
+            yield
+        except BaseException:
+            with suppress(duckdb.Error):
+                self.con.rollback()
+            raise
+        else:
+            self.con.commit()
+        finally:
+            self._loading = False
+            self.con.execute(f"SET threads = {int(row[0]) if row else 1}")
+
+    def commit(self) -> None:
+        """Commit the rows inserted so far, so other cursors see them (inside ``loading``
+        the next transaction begins at once)."""
+        self.con.commit()
+        self._uncommitted.clear()
+        if self._loading:
+            self.con.begin()
+
     def insert(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
         """Append Arrow rows (a record batch or table) to ``table`` (a name from ``TABLES``)."""
         if table not in TABLES:
@@ -176,6 +220,10 @@ class Store:
             self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _ingest_batch")
         finally:
             self.con.unregister("_ingest_batch")
+        if self._loading:
+            rows = self._uncommitted[table] = self._uncommitted.get(table, 0) + batch.num_rows
+            if rows >= COMMIT_ROWS:
+                self.commit()
 
     def _first(self, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
         """The first row of a query, the result drained (``fetchone`` leaves it pending in
