@@ -3,10 +3,12 @@
 ``Store.open(None)`` is in memory; a path opens or creates a database file.
 Rows reach DuckDB only as Arrow record batches of at most ``batch_rows`` rows
 and about ``BATCH_BYTES`` of text (``Buffer``), so Python memory is bounded by
-the batch size. A value a column cannot hold (an integer beyond int64, a lone
-surrogate, a non-string in a text column) costs only that field: it is stored
-as NULL (or with U+FFFD), never failing the batch and the rows after it. SQL takes values
-only as parameters; table names come from this module, never from input.
+the batch size; ingest inserts inside ``Store.loading`` (few commits, one thread;
+docs/architecture.md "Writing to the store"). A value a column cannot hold (an
+integer beyond int64, a lone surrogate, a non-string in a text column) costs only
+that field: it is stored as NULL (or with U+FFFD), never failing the batch and the
+rows after it. SQL takes values only as parameters; table names come from this
+module, never from input.
 
 Besides the documented tables, ``span_facts`` keeps what each span says under
 the conventions (``conventions.FACT_FIELDS``) so events of a trace can be
