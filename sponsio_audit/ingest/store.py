@@ -36,8 +36,9 @@ BATCH_BYTES = 64 << 20
 ``string`` type holds at most 2 GiB per array)."""
 
 COMMIT_ROWS = 122_880
-"""Rows of one table after which ``Store.loading`` commits: DuckDB's row group, the fewest
-rows a commit moves into a table whole instead of copying them again (with a WAL copy)."""
+"""DuckDB's row group: the fewest rows of a table a commit moves into it whole instead of
+copying them again (and into the WAL); ``Store.loading`` commits when tables hold that many
+(``Store._ripe``)."""
 
 _JSON = pa.json_() if hasattr(pa, "json_") else pa.string()  # pyarrow >= 19
 
@@ -223,9 +224,19 @@ class Store:
         finally:
             self.con.unregister("_ingest_batch")
         if self._loading:
-            rows = self._uncommitted[table] = self._uncommitted.get(table, 0) + batch.num_rows
-            if rows >= COMMIT_ROWS:
+            self._uncommitted[table] = self._uncommitted.get(table, 0) + batch.num_rows
+            if self._ripe():
                 self.commit()
+
+    def _ripe(self) -> bool:
+        """Whether to commit now: every table holds a row group or few rows (copying those
+        is cheap), or one holds two row groups (memory stays bounded)."""
+        pending = self._uncommitted.values()
+        if max(pending) >= 2 * COMMIT_ROWS:
+            return True
+        return max(pending) >= COMMIT_ROWS and all(
+            n >= COMMIT_ROWS or n < COMMIT_ROWS // 4 for n in pending
+        )
 
     def _first(self, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
         """The first row of a query, the result drained (``fetchone`` leaves it pending in
