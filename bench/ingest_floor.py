@@ -6,9 +6,12 @@ On the same generated GenAI spans as ``bench/ingest.py`` this times, each on
 its own: parsing the OTLP/JSON lines (stdlib ``json``, ``orjson``, Arrow's C++
 reader with 1 and all threads), parsing the protobuf records with upb and only
 reading each span's fields from Python, and writing the rows ingest produces
-(``spans``, ``span_facts``, ``events``, already as Arrow tables) into a
-database file with the benchmark's 256 MB buffer cap. Ingest at N spans/s
-needs each of its steps below 1/N s per span; these are the floors.
+(``spans``, ``span_facts``, ``events``, already as Arrow tables, in 50k-row
+inserts inside ``Store.loading`` as ingest does) into a database file with the
+benchmark's 256 MB buffer cap and into memory (as ``scan`` does), all three
+tables and each alone, CPU time of the process (DuckDB's threads included).
+Ingest at N spans/s needs each of its steps below 1/N s per span; these are
+the floors.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.sniff import proto_records
+from sponsio_audit.ingest.store import TABLES
 
 
 def _timed(what: str, spans: int, fn: Any) -> None:
@@ -67,13 +71,24 @@ def _lines(path: Path, loads: Any) -> None:
             loads(line)
 
 
-def _write(tables: dict[str, Any], db: Path) -> None:
+def _write(tables: dict[str, Any], db: Path | None) -> None:
     store = Store.open(db, memory_limit=MEMORY_LIMIT)
-    for name, table in tables.items():
-        for batch in table.to_batches(50_000):
-            store.insert(name, batch)
-    store.con.execute("CHECKPOINT")
+    with store.loading():
+        for name, table in tables.items():
+            for batch in table.to_batches(50_000):
+                store.insert(name, batch)
+    if db is not None:
+        store.con.execute("CHECKPOINT")
     store.close()
+    if db is not None:
+        db.unlink()
+
+
+def _cpu(what: str, spans: int, fn: Any) -> None:
+    t = time.process_time()
+    fn()
+    dt = time.process_time() - t
+    print(f"{what:58} {dt:6.2f} s CPU = {dt / spans * 1e6:5.2f} µs/span")
 
 
 def main() -> None:
@@ -99,12 +114,20 @@ def main() -> None:
         src = Store.open(None)
         ingest([pb], src)
         names = ("spans", "span_facts", "events")
-        tables = {t: src.con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in names}
+        tables = {
+            t: src.con.sql(f"SELECT * FROM {t}").to_arrow_table().cast(TABLES[t]) for t in names
+        }
         src.close()
         db = Path(d) / "floor.duckdb"
         _timed(
             "store write of ready Arrow rows (spans, facts, events)", n, lambda: _write(tables, db)
         )
+        for where, path in (("file", db), ("memory", None)):
+            _cpu(f"store write, {where}: spans, span_facts, events", n,
+                 lambda p=path: _write(tables, p))  # type: ignore[misc]  # fmt: skip
+            for t in names:
+                _cpu(f"store write, {where}: {t} alone", n,
+                     lambda p=path, t=t: _write({t: tables[t]}, p))  # type: ignore[misc]  # fmt: skip
 
 
 if __name__ == "__main__":

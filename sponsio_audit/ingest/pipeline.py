@@ -337,7 +337,7 @@ def ingest(
     }
     if jobs == 0:
         jobs = resolve_jobs(0, _input_bytes(paths))
-    with Workers(jobs) as workers:
+    with Workers(jobs) as workers, store.loading():
         return _ingest(paths, store, group_by, bufs, workers, limits, progress)
 
 

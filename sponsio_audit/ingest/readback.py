@@ -95,6 +95,7 @@ def span_events(
             return kept
     else:
         rest = "t"
+    store.commit()  # attach reads span_logs through a cursor: it sees committed rows only
     logs = attach.log_facts_table(
         con, f"{touched} SELECT trace_id FROM g WHERE gkey IN (SELECT gkey FROM {rest})", params
     )
@@ -103,6 +104,7 @@ def span_events(
     con.unregister("_incoming_log_facts")
     base = ", ".join(f"f.{c}" for c in ROW_FIELDS[: ROW_FIELDS.index(FACT_FIELDS[0])])
     cols = f"{base}, {attach.fill_sql('f', 'lf')}"
+    store.commit()  # the cursor below is a connection of its own: it reads committed rows
     cur = con.cursor()
     try:
         res = cur.sql(

@@ -3,10 +3,12 @@
 ``Store.open(None)`` is in memory; a path opens or creates a database file.
 Rows reach DuckDB only as Arrow record batches of at most ``batch_rows`` rows
 and about ``BATCH_BYTES`` of text (``Buffer``), so Python memory is bounded by
-the batch size. A value a column cannot hold (an integer beyond int64, a lone
-surrogate, a non-string in a text column) costs only that field: it is stored
-as NULL (or with U+FFFD), never failing the batch and the rows after it. SQL takes values
-only as parameters; table names come from this module, never from input.
+the batch size; ingest inserts inside ``Store.loading`` (few commits, one thread;
+docs/architecture.md "Writing to the store"). A value a column cannot hold (an
+integer beyond int64, a lone surrogate, a non-string in a text column) costs only
+that field: it is stored as NULL (or with U+FFFD), never failing the batch and the
+rows after it. SQL takes values only as parameters; table names come from this
+module, never from input.
 
 Besides the documented tables, ``span_facts`` keeps what each span says under
 the conventions (``conventions.FACT_FIELDS``) so events of a trace can be
@@ -15,7 +17,8 @@ recomputed when a later file adds spans to it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,11 @@ BATCH_ROWS = 50_000
 BATCH_BYTES = 64 << 20
 """Text bytes of rows added one at a time after which a ``Buffer`` flushes (Arrow's
 ``string`` type holds at most 2 GiB per array)."""
+
+COMMIT_ROWS = 122_880
+"""DuckDB's row group: the fewest rows of a table a commit moves into it whole instead of
+copying them again (and into the WAL); ``Store.loading`` commits when tables hold that many
+(``Store._ripe``)."""
 
 _JSON = pa.json_() if hasattr(pa, "json_") else pa.string()  # pyarrow >= 19
 
@@ -149,6 +157,8 @@ class Store:
     raw_json: bool = True
     """Whether ingest writes ``spans.attributes``/``resource``, the raw JSON that nothing
     here reads (only a user's SQL on a database file, or Parquet written from the store)."""
+    _loading: bool = field(default=False, init=False, repr=False)
+    _uncommitted: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def open(
@@ -179,6 +189,42 @@ class Store:
         """Close the connection."""
         self.con.close()
 
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """Run the inserts inside as one transaction on one DuckDB thread (rolled back on error).
+
+        DuckDB copies the rows of a commit of fewer than a row group's 122,880 rows once
+        more into the table (and, for a file, into its write-ahead log), so ``Buffer``'s
+        bounded batches each committed alone cost twice; a parallel insert's ordered merge
+        costs CPU the workers need. ``commit`` makes rows visible to other cursors midway.
+        """
+        if self._loading:
+            yield
+            return
+        row = self._first("SELECT current_setting('threads')")
+        self.con.execute("SET threads = 1")
+        self.con.begin()
+        self._loading = True
+        try:
+            yield
+        except BaseException:
+            with suppress(duckdb.Error):
+                self.con.rollback()
+            raise
+        else:
+            self.con.commit()
+        finally:
+            self._loading = False
+            self.con.execute(f"SET threads = {int(row[0]) if row else 1}")
+
+    def commit(self) -> None:
+        """Commit the rows inserted so far, so other cursors see them (inside ``loading``
+        the next transaction begins at once)."""
+        self.con.commit()
+        self._uncommitted.clear()
+        if self._loading:
+            self.con.begin()
+
     def insert(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
         """Append Arrow rows (a record batch or table) to ``table`` (a name from ``TABLES``)."""
         if table not in TABLES:
@@ -188,6 +234,20 @@ class Store:
             self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _ingest_batch")
         finally:
             self.con.unregister("_ingest_batch")
+        if self._loading:
+            self._uncommitted[table] = self._uncommitted.get(table, 0) + batch.num_rows
+            if self._ripe():
+                self.commit()
+
+    def _ripe(self) -> bool:
+        """Whether to commit now: every table holds a row group or few rows (copying those
+        is cheap), or one holds two row groups (memory stays bounded)."""
+        pending = self._uncommitted.values()
+        if max(pending) >= 2 * COMMIT_ROWS:
+            return True
+        return max(pending) >= COMMIT_ROWS and all(
+            n >= COMMIT_ROWS or n < COMMIT_ROWS // 4 for n in pending
+        )
 
     def _first(self, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
         """The first row of a query, the result drained (``fetchone`` leaves it pending in
