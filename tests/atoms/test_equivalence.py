@@ -17,9 +17,7 @@ from sponsio_audit.ltl.ast import Atom
 from .strategies import ALL_ATOMS, PERMISSIONS, atom_of, table_of, traces
 
 
-def _check(
-    trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any, view: Any = None
-) -> None:
+def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any, view: Any = None) -> None:
     table = pa.concat_tables([table_of([tr]) for tr in trs])  # one chunk per trace
     cols = ground_columns(table, atoms, perms, view)
     row = 0
