@@ -94,11 +94,8 @@ def perm_set(permissions: Permissions, agent: str | None) -> frozenset[str]:
 
 
 class Grounder(TermRules):
-    """Grounds ``atoms`` on a stream of events; ``rollback`` undoes the last one.
-
-    ``view``: the event types of the contract's view (``atoms.view.view_types``),
-    over whose positions run atoms count; None: every event is a position.
-    """
+    """Grounds ``atoms`` on a stream of events; ``rollback`` undoes the last one. ``view``:
+    the event types of the contract's view, whose positions run atoms count (None: all)."""
 
     def __init__(
         self,
