@@ -2,7 +2,8 @@
 
 Views (SEMANTICS.md §1): a contract sees the events of its atoms' types,
 restricted to its agent; stateful atoms are grounded over all of that
-agent's events and read at the view's positions. A contract of one agent
+agent's events and read at the view's positions, run atoms over the view's
+positions (``atoms.view``: both engines pass ``view_types``). A contract of one agent
 on a trace where that agent has no event is ``not_applicable`` there.
 ``segregation_of_duty`` contracts (``per_agent``) are evaluated on each
 agent's events apart; the trace violates when any agent does (blame: the
@@ -85,7 +86,8 @@ def _trace_rows(
     parts = []
     for sub in view.groups(contract, [rows[i]["agent"] for i in idxs]):
         group = [idxs[j] for j in sub]
-        vals = ground_events(atoms, [event_from_row(rows[i]) for i in group], perms)
+        evs = [event_from_row(rows[i]) for i in group]
+        vals = ground_events(atoms, evs, perms, view.view_types(contract))
         seen = view.positions(contract, [rows[i]["type"] for i in group])
         at = [group[p] for p in seen]  # view position -> events row
         parts.append(
@@ -156,11 +158,14 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
         # both see the same table (not after an agent filter or a per-agent regrouping)
         same = grounded is events
         grounding = Grounding(grounded, perms, layout if same else None)
-        cols = {a: grounding.column(a) for a in atoms}
+        # one set of columns per view's event types (they differ in run atoms only)
+        kinds = {view.view_types(c) for c in cs}
+        cols = {ts: {a: grounding.column(a, ts) for a in atoms} for ts in kinds}
         views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )
-        out = evaluate_contracts([(c, views.of(c), cols) for c in cs], monitor_check)
+        jobs = [(c, views.of(c), cols[view.view_types(c)]) for c in cs]
+        out = evaluate_contracts(jobs, monitor_check)
         tables.append(_to_raw(out, rowmap, trace_ids, present, per_agent, cs))
     return pa.concat_tables(tables)
 

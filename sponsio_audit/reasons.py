@@ -120,7 +120,7 @@ def _first_unknown(contract: Contract, formula: Formula, rows: list[dict[str, An
     for group in view.groups(contract, [e.agent for e in evs]):
         sub = [evs[j] for j in group]
         seen = set(view.positions(contract, [e.type for e in sub]))
-        g = Grounder(used)
+        g = Grounder(used, view=view.view_types(contract))
         for k, e in enumerate(sub):
             r = rows[group[k]]
             if reads_input and e.prompt is None and r.get("prompt_from") is not None:

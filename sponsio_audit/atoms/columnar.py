@@ -51,10 +51,14 @@ __all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_sta
 class Grounding(Columns):
     """The shared columns of one events table; ``column(atom)`` grounds one atom (cached)."""
 
-    def column(self, atom: Atom) -> Column:
-        """The grounded column of ``atom`` (cached)."""
-        key = Atom(spec_of(atom.name, atom.args).name, atom.args)
-        return self.cached(("atom", key), lambda: RULES.of(atom.name)(self, *atom.args))
+    def column(self, atom: Atom, view: frozenset[str] | None = None) -> Column:
+        """The grounded column of ``atom`` (cached). ``view``: the event types of the
+        contract's view, over whose positions a run atom counts (None: every row)."""
+        spec = spec_of(atom.name, atom.args)
+        key, rule = Atom(spec.name, atom.args), RULES.of(atom.name)
+        if spec.run and view is not None:
+            return self.cached(("atom", key, view), lambda: rule(self, *atom.args, view=view))
+        return self.cached(("atom", key), lambda: rule(self, *atom.args))
 
 
 Builder = Callable[..., Column]
@@ -81,15 +85,34 @@ def _count(g: Columns, t: Any) -> Column:
 
 
 @_atom
-def _consecutive_count(g: Columns, t: Any) -> Column:
-    nameless = g.nameless()
+def _consecutive_count(g: Columns, t: Any, view: frozenset[str] | None = None) -> Column:
+    calls, nameless = g.calls(t), g.nameless()
+    inside = np.zeros(g.n, dtype=bool)
+    for k in view or ():
+        inside |= g.is_type(k)
+    if view is None or inside.all():
+        return num_column(*_run(calls, nameless, g.start))
+    # over the view's rows only (an event outside the view neither ends nor extends a
+    # run), then kept at the other rows, as online.Grounder does
+    at = np.flatnonzero(inside)
+    st = g.start[at]
+    first = np.ones(len(at), dtype=bool)
+    first[1:] = st[1:] != st[:-1]
+    run, unknown = _run(calls[at], nameless[at], scans.starts_from_flags(first))
+    value, unk = np.zeros(g.n), np.zeros(g.n, dtype=bool)
+    value[at], unk[at] = run, unknown
+    return num_column(*scans.keep_last(inside, value, unk, g.start))
+
+
+def _run(calls: np.ndarray, nameless: np.ndarray, start: np.ndarray) -> tuple[Any, Any]:
+    """(run of calls ending at each row, where it is unknown: it reaches a nameless call)."""
     if not nameless.any():
-        return num_column(scans.run_length(g.calls(t), g.start))
-    maybe = g.calls(t) | nameless  # a call with no recorded tool may have been one of t
-    run = scans.run_length(maybe, g.start)
-    last = scans.last_index(nameless, g.start)
-    idx = np.arange(g.n, dtype=np.int64)
-    return num_column(run, maybe & (last >= 0) & (idx - last < run))
+        return scans.run_length(calls, start), np.zeros(len(calls), dtype=bool)
+    maybe = calls | nameless  # a call with no recorded tool may have been one of t
+    run = scans.run_length(maybe, start)
+    last = scans.last_index(nameless, start)
+    idx = np.arange(len(calls), dtype=np.int64)
+    return run, maybe & (last >= 0) & (idx - last < run)
 
 
 def _unknown_call(g: Columns, t: Any, missing: np.ndarray) -> np.ndarray:
@@ -346,8 +369,12 @@ RULES.complete()
 
 
 def ground_columns(
-    table: pa.Table, atoms: Sequence[Atom], permissions: Permissions = None
+    table: pa.Table,
+    atoms: Sequence[Atom],
+    permissions: Permissions = None,
+    view: frozenset[str] | None = None,
 ) -> dict[Atom, Column]:
-    """Ground every atom over the events table (rows sorted by (trace_id, seq))."""
+    """Ground every atom over the events table (rows sorted by (trace_id, seq));
+    ``view``: as in ``Grounding.column``."""
     g = Grounding(table, permissions)
-    return {a: g.column(a) for a in atoms}
+    return {a: g.column(a, view) for a in atoms}

@@ -16,8 +16,11 @@ Decisions where SEMANTICS.md is terse (the columnar grounding does the same):
 * tool names, fields, numbers, paths: see ``fields`` and ``paths``;
   ``contains(f)`` and ``arg_*`` fields use ``fields.field_value`` (top-level
   key, else a dotted path through nested objects).
-* ``consecutive_count(t)``: any position that is not a call of t (an LLM
-  event in a mixed view too) ends the run.
+* ``consecutive_count(t)``: the run is over the positions of the contract's
+  view (``view``: its event types, ``atoms.view``; None: every event given):
+  a position that is not a call of t (an LLM event in a mixed view too) ends
+  the run, an event outside the view (an LLM event for a tool contract)
+  neither ends nor extends it.
 * ``ctx(k, v)``: the latest value of top-level key k of a context_update's
   args, compared as its string form (non-strings as compact JSON) with v.
 * ``flow(src, dst)``: a data_write by W makes W carry its own data and adds
@@ -91,11 +94,18 @@ def perm_set(permissions: Permissions, agent: str | None) -> frozenset[str]:
 
 
 class Grounder(TermRules):
-    """Grounds ``atoms`` on a stream of events; ``rollback`` undoes the last one."""
+    """Grounds ``atoms`` on a stream of events; ``rollback`` undoes the last one. ``view``:
+    the event types of the contract's view, whose positions run atoms count (None: all)."""
 
-    def __init__(self, atoms: Sequence[Atom], permissions: Permissions = None) -> None:
+    def __init__(
+        self,
+        atoms: Sequence[Atom],
+        permissions: Permissions = None,
+        view: frozenset[str] | None = None,
+    ) -> None:
         self.atoms: tuple[Atom, ...] = tuple(dict.fromkeys(atoms))
         self.permissions = permissions
+        self.view = view
         super().__init__()
         self._evals: list[tuple[Atom, Eval]] = [(a, self._build(a)) for a in self.atoms]
 
@@ -147,9 +157,12 @@ class Grounder(TermRules):
 
     def _b_consecutive_count(self, atom: Atom, t: str) -> Eval:
         key = fields.tool_key(str(t))
+        seen = self.view
 
         def fn(ev: _Ev) -> Value:
             old = self._get(atom, 0)
+            if seen is not None and ev.e.type not in seen:
+                return old  # not a position of the view: the run goes on through it
             if ev.nameless:
                 run: Value = None  # the run may go on through a call of t
             elif ev.calls(key):
@@ -376,8 +389,11 @@ def depth_subject(kind: str, agent: str | None, target: str | None) -> str | Non
 
 
 def ground_events(
-    atoms: Sequence[Atom], events: Iterable[Event], permissions: Permissions = None
+    atoms: Sequence[Atom],
+    events: Iterable[Event],
+    permissions: Permissions = None,
+    view: frozenset[str] | None = None,
 ) -> list[dict[Atom, Value]]:
-    """Ground one trace: the valuation at every event, in order."""
-    g = Grounder(atoms, permissions)
+    """Ground one trace: the valuation at every event, in order (``view``: ``Grounder``)."""
+    g = Grounder(atoms, permissions, view)
     return [g.ground(e) for e in events]

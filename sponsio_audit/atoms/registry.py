@@ -14,7 +14,10 @@ Values at positions whose event is not of an atom's source type
 (SEMANTICS.md §5): a bool *event* atom is false; an int/number atom keeps
 its last value (0 before the first); a *state* atom (``stateful=True``)
 has its running value at every position, computed from the whole
-(agent-filtered) trace up to and including that position.
+(agent-filtered) trace up to and including that position, except a *run*
+atom (``run=True``: ``consecutive_count``), which counts consecutive
+positions of the contract's view, so the groundings take the view's event
+types (``atoms.view``) and an event outside the view neither extends nor ends it.
 
 A *value* atom (value "any": ``arg_value``, ``ctx_value``) is a JSON value
 (string, number, bool, or a list/object/null compared by its canonical JSON)
@@ -57,6 +60,7 @@ class AtomSpec:
     description: str
     variadic: bool = False  # the last parameter repeats (one or more)
     stateful: bool = False
+    run: bool = False  # counts consecutive positions: grounded over the view's positions (§1)
     aliases: tuple[str, ...] = ()
     same_as: str | None = None  # grounded by another atom's rule (same values everywhere)
 
@@ -103,6 +107,7 @@ ATOMS: tuple[AtomSpec, ...] = (
         "never",
         "length of the run of calls of t ending at i (0 if e_i is not t)",
         stateful=True,
+        run=True,
     ),
     AtomSpec(
         "arg_has",

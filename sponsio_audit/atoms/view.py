@@ -4,7 +4,11 @@ A contract sees the events of the types its atoms are grounded from
 (``view_types``), restricted to its agent; ``per_agent`` contracts see each
 agent's events of a trace as a trace of their own. Stateful atoms are
 grounded over every event of the agent-filtered (and, per agent,
-regrouped) trace and only read at the view's positions. This module is the
+regrouped) trace and only read at the view's positions (``flow`` reads
+data_writes, which may be outside the view); a run atom
+(``consecutive_count``, registry ``run``) counts positions of the view, so
+every grounding takes ``view_types``: an event outside the view (an LLM event
+for a tool contract) neither ends nor extends a run. This module is the
 one place those rules live: ``groups``/``positions`` for one trace of
 events (the reference engine), ``applies_to`` for the guard,
 ``agent_table`` and ``Views`` for an events table (the columnar engine).

@@ -13,6 +13,9 @@ never changes on such a stream: its value is that of the online grounder on
 one probe event of the guard's agent (``perm``, ``contains``, ``flow``, LLM
 atoms, ``ctx``, ``delegation_depth``), and it is folded in as a constant.
 ``tests/guard/test_fast.py`` holds ``ToolGrounder`` against ``Grounder``.
+Every event the guard sees is a tool call, a position of any tool contract's
+view (SEMANTICS.md §1), so a run (``consecutive_count``) counts tool calls
+only, as the audit's run does for that view (``atoms.view``).
 
 The emitted lines read the locals ``tool``, ``args``, ``content``, ``dur``
 and the state list ``s`` and bind each atom to a local (``Compiler.terms``)

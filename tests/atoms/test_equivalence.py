@@ -8,20 +8,21 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sponsio_audit.atoms import registry
 from sponsio_audit.atoms.columnar import ground_columns
 from sponsio_audit.atoms.online import Grounder, ground_events
-from sponsio_audit.event import Event
+from sponsio_audit.event import EVENT_TYPES, Event
 from sponsio_audit.ltl.ast import Atom
 
-from .strategies import ALL_ATOMS, PERMISSIONS, table_of, traces
+from .strategies import ALL_ATOMS, PERMISSIONS, atom_of, table_of, traces
 
 
-def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any) -> None:
+def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any, view: Any = None) -> None:
     table = pa.concat_tables([table_of([tr]) for tr in trs])  # one chunk per trace
-    cols = ground_columns(table, atoms, perms)
+    cols = ground_columns(table, atoms, perms, view)
     row = 0
     for tr in trs:
-        for e, vals in zip(tr, ground_events(atoms, tr, perms), strict=True):
+        for e, vals in zip(tr, ground_events(atoms, tr, perms, view), strict=True):
             for atom in atoms:
                 col, want = cols[atom], vals[atom]
                 x = col.value[row]
@@ -38,6 +39,37 @@ def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any) -> None:
 @given(traces(), ALL_ATOMS, PERMISSIONS)
 def test_columnar_equals_online(trs: list[list[Event]], atoms: Any, perms: Any) -> None:
     _check(trs, atoms, perms)
+
+
+VIEWS = st.sets(st.sampled_from(EVENT_TYPES)).map(lambda ts: frozenset({"tool_call", *ts}))
+"""Event types of a contract's view (with tool calls: the source of the run atom)."""
+
+
+@settings(max_examples=100)
+@given(traces(), st.tuples(*(atom_of(s) for s in registry.ATOMS if s.run)), VIEWS)
+def test_columnar_equals_online_over_a_view(
+    trs: list[list[Event]], atoms: Any, view: frozenset[str]
+) -> None:
+    """Run atoms count the view's positions (SEMANTICS.md §1, §5): both groundings."""
+    _check(trs, atoms, None, view)
+
+
+def test_a_run_skips_the_events_outside_the_view() -> None:
+    """§5 by hand: calls of a with an LLM turn and a context update between them. In a
+    tool view the run goes on through both (1, 2, 3 at the calls); with LLM events in the
+    view the response ends it (1, then 1 again); the update is outside both views."""
+    a = Event(type="tool_call", tool="a", args={})
+    resp = Event(type="llm_response", content="x")
+    upd = Event(type="context_update", args={"k": 1})
+    trace = [a, resp, a, upd, a]
+    atom = Atom("consecutive_count", ("a",))
+    tool = frozenset({"tool_call"})
+    mixed = frozenset({"tool_call", "llm_response"})
+    for view, want in ((tool, [1, 2, 3]), (mixed, [1, 1, 2]), (None, [1, 1, 1])):
+        got = [v[atom] for v in ground_events([atom], trace, view=view)]
+        col = ground_columns(table_of([trace]), [atom], view=view)[atom]
+        assert [got[i] for i in (0, 2, 4)] == want, view
+        assert [int(col.value[i]) for i in (0, 2, 4)] == want, view
 
 
 @settings(max_examples=100)

@@ -39,6 +39,15 @@ CONTRACTS = (
     _c("bot_only", "must_precede", ["check", "refund"], agent="bot"),
     _c("sod", "segregation_of_duty", ["check", "refund"]),
     _c("perm", "requires_permission", ["refund", "approver"]),
+    _c("loop", "loop_detection", ["refund", 1]),  # a run over tool calls only
+    Contract(  # a run over a mixed view: LLM responses are positions that end it
+        "loop_mixed",
+        "*",
+        (
+            Clause(parse("G(called(refund) -> consecutive_count(refund) <= 1)")),
+            Clause(parse("G !llm_said(ssn)")),
+        ),
+    ),
     Contract(
         "after_login",
         "*",

@@ -59,6 +59,37 @@ def _call() -> st.SearchStrategy[Event]:
 traces = st.lists(_call(), min_size=1, max_size=9)
 
 
+def _llm_event() -> st.SearchStrategy[Event]:
+    return st.one_of(
+        st.sampled_from(("plan", "go on")).map(
+            lambda p: Event(type="llm_request", prompt=p, agent=AGENT)
+        ),
+        st.builds(
+            lambda c, n: Event(type="llm_response", content=c, agent=AGENT, tokens_total=n),
+            st.sampled_from(("thinking", "ok")),
+            st.integers(0, 9),
+        ),
+    )
+
+
+@st.composite
+def llm_traces(draw: Any) -> list[Event]:
+    """Tool calls with LLM turns between them, runs of one repeated call included (an
+    agent retrying, thinking between the tries): a tool contract's view is the calls."""
+    out: list[Event] = []
+    for _ in range(draw(st.integers(1, 4))):
+        step = draw(_call())
+        for _ in range(draw(st.integers(1, 3))):
+            out += draw(st.lists(_llm_event(), max_size=2))
+            out.append(step)
+    return out
+
+
+POSITIONAL = ("cooldown",)
+"""Patterns whose meaning counts positions: with LLM events between the calls they
+differ from Sponsio's (test_divergences), so their traces are tool calls only."""
+
+
 @dataclass(frozen=True)
 class Spec:
     """One contract for both sides: ours, and Sponsio's from its ``Agent``."""

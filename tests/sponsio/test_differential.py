@@ -5,7 +5,8 @@ with random assumptions and guarantees in both activation modes): for every
 (trace, contract) pair the outcome of both our engines equals the outcome
 Sponsio 0.2.0a21 gives. The traces record every fact, so the documented
 divergences (a missing fact, a non-numeric ``arg_numeric`` value) do not
-arise here; test_divergences.py shows each of them.
+arise here; test_divergences.py shows each of them. The pattern traces also
+have LLM turns between tool calls (outside a tool contract's view, §1).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from . import oracle
 from .specs import (
     PATTERN_NAMES,
     PERMS,
+    POSITIONAL,
+    llm_traces,
     pattern_calls,
     pattern_spec,
     specs,
@@ -66,10 +69,13 @@ def test_random_contracts_agree_with_sponsio(batch: list[Any], contracts: list[A
 
 @pytest.mark.parametrize("name", PATTERN_NAMES)
 def test_pattern_library_agrees_with_sponsio(name: str) -> None:
-    """Every pattern both libraries share, on its own random traces and arguments."""
+    """Every pattern both libraries share, on its own random traces and arguments; the
+    traces have LLM turns between the calls (and repeated calls) unless the pattern counts
+    positions (SEMANTICS.md §1: a tool contract's positions are tool calls only)."""
+    kinds = traces if name in POSITIONAL else st.one_of(traces, llm_traces())
 
     @settings(SETTINGS, max_examples=12)
-    @given(st.lists(traces, min_size=4, max_size=8), st.lists(pattern_calls(name), min_size=3,
+    @given(st.lists(kinds, min_size=4, max_size=8), st.lists(pattern_calls(name), min_size=3,
            max_size=3), PERM_SETS)  # fmt: skip
     def run(batch: list[Any], calls: list[Any], perms: frozenset[str]) -> None:
         compare(batch, [pattern_spec(f"p{i}", n, a) for i, (n, a) in enumerate(calls)], perms)

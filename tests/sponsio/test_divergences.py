@@ -6,6 +6,8 @@ suite (§2, §5): a fact the trace did not record is *unknown* here and
 number. The others are meanings SEMANTICS.md fixes differently from
 Sponsio's runtime (§1 views, §5 argument text and tool names, §6 patterns,
 §6.1 arg_value_range); the random differential suite keeps clear of them.
+One test shows an agreement instead: LLM turns between repeated calls, which
+once ended a run of consecutive_count here (a wrong pass of loop_detection).
 """
 
 from __future__ import annotations
@@ -110,6 +112,66 @@ def test_positions_are_positions_in_the_contract_view() -> None:
     ours, theirs = formula_contract("G(called(plan) -> X called(act))")
     llm = Event(type="llm_response", content="thinking", agent=oracle.AGENT, tokens_total=3)
     assert both(ours, theirs, [call("plan"), llm, call("act")]) == ("pass", "violated")
+
+
+def llm(text: str = "thinking") -> Event:
+    return Event(type="llm_response", content=text, agent=oracle.AGENT, tokens_total=3)
+
+
+def turn() -> list[Event]:
+    """One LLM turn (request and response): outside the view of a tool contract."""
+    req = Event(type="llm_request", prompt="q", agent=oracle.AGENT, tokens_total=3)
+    return [req, llm()]
+
+
+def test_llm_turns_do_not_end_a_run_of_calls_in_a_tool_view() -> None:
+    """§1, §5: a tool contract's positions are tool calls, so s, turn, s, turn, s is a run
+    of three calls of s. Both sides agree (this was a wrong pass: the turns ended the run)."""
+    ours, theirs = pattern_contract("loop_detection", ["s", 2])
+    trace = [*turn(), call("s"), *turn(), call("s"), *turn(), call("s")]
+    assert both(ours, theirs, trace) == ("violated", "violated")
+    assert both(ours, theirs, trace[:-1]) == ("pass", "pass")
+    # a call of another tool is a position of the view: it does end the run
+    assert both(ours, theirs, [call("s"), *turn(), call("x"), call("s"), call("s")]) == (
+        "pass",
+        "pass",
+    )
+
+
+def test_bounded_retry_counts_calls_in_a_row_across_llm_turns() -> None:
+    """§6: bounded_retry(t, 1) allows 2 calls in a row; the turns between them are not
+    positions of the view (§1), so the third call is the third in a row. (Sponsio caps
+    the total count, which is violated at the second call already.)"""
+    ours, theirs = pattern_contract("bounded_retry", ["fetch", 1])
+    assert both(ours, theirs, [call("fetch"), *turn(), call("fetch")]) == ("pass", "violated")
+    three = [call("fetch"), *turn(), call("fetch"), llm(), call("fetch")]
+    assert both(ours, theirs, three) == ("violated", "violated")
+
+
+def test_an_llm_event_in_a_mixed_view_ends_a_run() -> None:
+    """§1, §5: a contract that also reads LLM output sees the LLM events: there the
+    response is a position that is not a call of s, so it ends the run (s, llm, s is two
+    runs of one). Sponsio counts tool calls only, whatever the contract reads."""
+    f = parse("G(called(s) -> consecutive_count(s) <= 1)")
+    clean = parse("G !llm_output_contains(secret)")
+    ours = Contract("c", "*", (Clause(f), Clause(clean)))
+
+    def theirs(agent: Any) -> Any:
+        return oracle.sponsio_contract(agent, [oracle.to_sponsio(f), oracle.to_sponsio(clean)])
+
+    assert both(ours, theirs, [call("s"), llm(), call("s")]) == ("pass", "violated")
+    # with no LLM event between them the calls are in a row on both sides
+    assert both(ours, theirs, [call("s"), call("s"), llm()]) == ("violated", "violated")
+
+
+def test_cooldown_counts_positions_of_the_view() -> None:
+    """§1, §6: cooldown(s, 1) is G(c(s) → ¬Y O[0] c(s)): no call of s right after one,
+    positions being tool calls; an LLM turn between the two calls does not make them
+    apart. Sponsio's X steps over the LLM event and passes."""
+    ours, theirs = pattern_contract("cooldown", ["s", 1])
+    assert both(ours, theirs, [call("s"), llm(), call("s")]) == ("violated", "pass")
+    # a call of another tool between them is a position: both pass
+    assert both(ours, theirs, [call("s"), call("x"), call("s")]) == ("pass", "pass")
 
 
 def test_arguments_are_matched_as_compact_json() -> None:
