@@ -203,10 +203,12 @@ def columnar(table: pa.Table, cs: list[Contract]) -> tuple[pa.Table, dict[str, f
     t0, c0 = time.perf_counter(), time.process_time()
     atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
     grounding = Grounding(table)  # its trace numbers and type codes serve the views too
-    cols = {a: grounding.column(a) for a in atoms}
+    # as the engine does: one column mapping per view (a run atom counts its view's positions)
+    kinds = {view_types(c) for c in cs}
+    cols = {ts: {a: grounding.column(a, ts) for a in atoms} for ts in kinds}
     t1 = time.perf_counter()
     views = Views(table, index=grounding)
-    out = evaluate_contracts((c, views.of(c), cols) for c in cs)
+    out = evaluate_contracts((c, views.of(c), cols[view_types(c)]) for c in cs)
     t2, c2 = time.perf_counter(), time.process_time()
     times["ground"], times["evaluate"], times["cpu"] = t1 - t0, t2 - t1, c2 - c0
     return out, times
@@ -229,8 +231,8 @@ def reference(table: pa.Table, cs: list[Contract], sample: np.ndarray) -> tuple[
     t0 = time.perf_counter()
     for t, events in zip(sample.tolist(), traces, strict=True):
         for c in cs:
-            g = Grounder(c.atoms())
             types = view_types(c)
+            g = Grounder(c.atoms(), view=types)
             # stateful atoms see every event; the contract sees its view (§1)
             grounded = [(e.type in types, g.ground(e)) for e in events]
             out[(t, c.id)] = judge(c, [v for keep, v in grounded if keep])

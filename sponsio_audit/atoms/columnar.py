@@ -92,6 +92,12 @@ def _consecutive_count(g: Columns, t: Any, view: frozenset[str] | None = None) -
         inside |= g.is_type(k)
     if view is None or inside.all():
         return num_column(*_run(calls, nameless, g.start))
+    if not nameless.any():  # the run at i: calls of t since the last view row that is not one
+        last = scans.last_index(inside & ~calls, g.start)
+        base = np.where(last >= 0, last, g.start - 1) + 1
+        total = np.zeros(g.n + 1, dtype=np.int64)
+        np.cumsum(calls, out=total[1:])
+        return num_column((total[1:] - total[base]).astype(np.float64))
     # over the view's rows only (an event outside the view neither ends nor extends a
     # run), then kept at the other rows, as online.Grounder does
     at = np.flatnonzero(inside)
