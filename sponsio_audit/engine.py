@@ -153,14 +153,18 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
     tables = []
     for (agent, per_agent), cs in groups.items():
         table, grounded, tr, rowmap, present = view.agent_table(events, trace, n, agent, per_agent)
-        atoms = list(dict.fromkeys(a for c in cs for a in c.atoms()))
         # the trace layout, and the grounding's type codes for the views, are shared when
         # both see the same table (not after an agent filter or a per-agent regrouping)
         same = grounded is events
         grounding = Grounding(grounded, perms, layout if same else None)
-        # one set of columns per view's event types (they differ in run atoms only)
-        kinds = {view.view_types(c) for c in cs}
-        cols = {ts: {a: grounding.column(a, ts) for a in atoms} for ts in kinds}
+        # one set of columns per view's event types (they differ in run atoms only), each
+        # holding the atoms of that view's contracts (a run atom is grounded per view)
+        cols: dict[frozenset[str], dict[Any, Any]] = {}
+        for c in cs:
+            mine = cols.setdefault(view.view_types(c), {})
+            for a in c.atoms():
+                if a not in mine:
+                    mine[a] = grounding.column(a, view.view_types(c))
         views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )
