@@ -205,10 +205,11 @@ def columnar(table: pa.Table, cs: list[Contract]) -> tuple[pa.Table, dict[str, f
     # as the engine does: one column mapping per view (a run atom counts its view's positions)
     cols: dict[frozenset[str], dict[Any, Any]] = {}
     for c in cs:
-        mine = cols.setdefault(view_types(c), {})
+        ts = view_types(c)
+        mine = cols.setdefault(ts, {})
         for a in c.atoms():
             if a not in mine:
-                mine[a] = grounding.column(a, view_types(c))
+                mine[a] = grounding.column(a, ts)
     t1 = time.perf_counter()
     views = Views(table, index=grounding)
     out = evaluate_contracts((c, views.of(c), cols[view_types(c)]) for c in cs)

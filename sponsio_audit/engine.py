@@ -161,10 +161,11 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
         # holding the atoms of that view's contracts (a run atom is grounded per view)
         cols: dict[frozenset[str], dict[Any, Any]] = {}
         for c in cs:
-            mine = cols.setdefault(view.view_types(c), {})
+            ts = view.view_types(c)
+            mine = cols.setdefault(ts, {})
             for a in c.atoms():
                 if a not in mine:
-                    mine[a] = grounding.column(a, view.view_types(c))
+                    mine[a] = grounding.column(a, ts)
         views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )
