@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.sniff import GZIP, ZSTD, BadRecord, raw_lines
+from sponsio_audit.ingest.sniff import BadRecord, compression, raw_lines
 
 
 @dataclass
@@ -49,8 +49,8 @@ class LineIndex:
         self.lines = lines + block.count(b"\n", counted)
 
     def compressed(self) -> bool:
-        """Whether the file starts with a gzip or zstd header (``sniff.decompressed``'s test)."""
-        return self.head[:2] == GZIP or self.head == ZSTD
+        """Whether the file starts with a gzip or zstd header (``sniff.compression``)."""
+        return compression(self.head) is not None
 
     def ranges(self) -> list[tuple[int, int, int]]:
         """(offset, length, first line number) of every range, in file order."""

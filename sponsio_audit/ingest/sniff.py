@@ -76,6 +76,17 @@ class Bounded(io.RawIOBase):
         super().close()
 
 
+def compression(head: bytes) -> str | None:
+    """The compression layer a stream starting with ``head`` (its first 4 bytes) has, by
+    magic bytes: "gzip", "zstd", or None. The one test of ``decompressed`` and of
+    ``line_ranges``, so a file is never read raw where the stream reader would unpack it."""
+    if head[:2] == GZIP:
+        return "gzip"
+    if head[:4] == ZSTD:
+        return "zstd"
+    return None
+
+
 def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], list[str]]:
     """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found.
 
@@ -85,12 +96,12 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
     stream: IO[bytes] = raw
     for _ in range(4):
         buf = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[type-var]
-        head = buf.peek(4)[:4]
-        if head[:2] == GZIP:
-            layers.append("gzip")
+        layer = compression(buf.peek(4)[:4])
+        if layer == "gzip":
+            layers.append(layer)
             stream = gzip.GzipFile(fileobj=buf)  # type: ignore[assignment]
-        elif head == ZSTD:
-            layers.append("zstd")
+        elif layer == "zstd":
+            layers.append(layer)
             stream = zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
         elif layers:
             return io.BufferedReader(Bounded(buf, raw, limits)), layers
