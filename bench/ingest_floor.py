@@ -9,7 +9,9 @@ reading each span's fields from Python, and writing the rows ingest produces
 (``spans``, ``span_facts``, ``events``, already as Arrow tables, in 50k-row
 inserts inside ``Store.loading`` as ingest does) into a database file with the
 benchmark's 256 MB buffer cap and into memory (as ``scan`` does), all three
-tables and each alone, CPU time of the process (DuckDB's threads included).
+tables and each alone, CPU time of the process (DuckDB's threads included);
+and turning those tables' values, as the Python lists ingest builds, into
+Arrow arrays. Every step runs with the cyclic GC paused, as ingest's chunks do.
 Ingest at N spans/s needs each of its steps below 1/N s per span; these are
 the floors.
 """
@@ -17,6 +19,7 @@ the floors.
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import tempfile
@@ -25,18 +28,28 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pyarrow.json as pj
 from ingest import MEMORY_LIMIT, generate  # bench/ingest.py
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from sponsio_audit.ingest import Store, ingest
+from sponsio_audit.ingest import Store, ingest, otlp_structs
 from sponsio_audit.ingest.sniff import proto_records
 from sponsio_audit.ingest.store import TABLES
 
 
+def _paused(fn: Any) -> None:
+    """``fn()`` with the cyclic GC paused, as ingest runs its chunks (``chunks.paused``)."""
+    gc.disable()
+    try:
+        fn()
+    finally:
+        gc.enable()
+
+
 def _timed(what: str, spans: int, fn: Any) -> None:
     t = time.perf_counter()
-    fn()
+    _paused(fn)
     dt = time.perf_counter() - t
     print(f"{what:58} {dt:6.2f} s = {spans / dt:>9,.0f} spans/s")
 
@@ -71,6 +84,25 @@ def _lines(path: Path, loads: Any) -> None:
             loads(line)
 
 
+def _decode_structs(path: Path) -> None:
+    with open(path, "rb") as f:
+        for line in f:
+            otlp_structs.spans(line)
+
+
+def _msgspec(path: Path) -> None:
+    with open(path, "rb") as f:
+        for line in f:
+            otlp_structs._DECODE(line)
+
+
+def _to_arrow(columns: dict[str, dict[str, list[Any]]]) -> None:
+    for name, cols in columns.items():
+        schema = TABLES[name]
+        for field in schema:
+            pa.array(cols[field.name], type=field.type)
+
+
 def _write(tables: dict[str, Any], db: Path | None) -> None:
     store = Store.open(db, memory_limit=MEMORY_LIMIT)
     with store.loading():
@@ -86,7 +118,7 @@ def _write(tables: dict[str, Any], db: Path | None) -> None:
 
 def _cpu(what: str, spans: int, fn: Any) -> None:
     t = time.process_time()
-    fn()
+    _paused(fn)
     dt = time.process_time() - t
     print(f"{what:58} {dt:6.2f} s CPU = {dt / spans * 1e6:5.2f} µs/span")
 
@@ -109,6 +141,10 @@ def main() -> None:
                 n,
                 lambda o=opts: pj.read_json(jsonl, read_options=o),  # type: ignore[misc]
             )
+        _timed("JSONL parse, msgspec into OTLP structs (what ingest uses)", n,
+               lambda: _msgspec(jsonl))  # fmt: skip
+        _timed("JSONL: msgspec + span tuples with attribute dicts (ingest's walk)", n,
+               lambda: _decode_structs(jsonl))  # fmt: skip
         _timed("protobuf parse, upb", n, lambda: _parse_proto(pb))
         _timed("protobuf parse + read each span's fields in Python", n, lambda: _walk_proto(pb))
         src = Store.open(None)
@@ -119,6 +155,13 @@ def main() -> None:
         }
         src.close()
         db = Path(d) / "floor.duckdb"
+        columns = {
+            t: {f.name: tables[t].column(f.name).to_pylist() for f in TABLES[t]} for t in names
+        }
+        values = sum(len(c) * tables[t].num_rows for t, c in columns.items())
+        _cpu(f"Python lists -> Arrow, the 3 tables' columns ({values / n:.0f} values/span)", n,
+             lambda c=columns: _to_arrow(c))  # type: ignore[misc]  # fmt: skip
+        del columns
         _timed(
             "store write of ready Arrow rows (spans, facts, events)", n, lambda: _write(tables, db)
         )
