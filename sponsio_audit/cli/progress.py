@@ -20,7 +20,7 @@ Tick = Callable[[str, int], None]
 
 def inputs(paths: list[Path]) -> list[tuple[str, int]]:
     """Every input file under ``paths`` with its size (``-`` for stdin has size 0)."""
-    from sponsio_audit.ingest.pipeline import walk
+    from sponsio_audit.ingest.files import walk
 
     out = []
     for p in walk([str(x) for x in paths]):

@@ -33,24 +33,31 @@ with its name.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from sponsio_audit.ingest import chunks, direct, inchunk, readback
+from sponsio_audit.ingest.files import (
+    duplicate_reason,
+    event_records,
+    file_hash,
+    input_bytes,
+    irregular,
+    otlp_decoder,
+    walk,
+)
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.line_ranges import LineIndex
-from sponsio_audit.ingest.sniff import BadRecord, decompressed, json_lines, read_document, sniff
+from sponsio_audit.ingest.sniff import decompressed, sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
-from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, resolve_jobs
+from sponsio_audit.ingest.workers import Workers, resolve_jobs
 
 
 @dataclass(frozen=True)
@@ -64,34 +71,6 @@ class IngestSummary:
     skipped: int
     traces: int
     duplicates: int = 0
-
-
-def walk(paths: list[str | Path]) -> Iterator[str]:
-    """Files named by ``paths``: directories recursively in sorted order, ``-`` for stdin."""
-    for p in paths:
-        s = str(p)
-        if s != "-" and os.path.isdir(s):
-            for root, dirs, files in os.walk(s):
-                dirs.sort()
-                for name in sorted(files):
-                    yield os.path.join(root, name)
-        else:
-            yield s
-
-
-def _input_bytes(paths: list[str | Path]) -> int | None:
-    """Total size of the files under ``paths`` (None with stdin), stopping at ``AUTO_BYTES``."""
-    total = 0
-    for p in walk(paths):
-        if p == "-":
-            return None
-        try:
-            total += os.path.getsize(p)
-        except OSError:
-            continue
-        if total >= AUTO_BYTES:
-            break
-    return total
 
 
 @dataclass
@@ -136,65 +115,6 @@ class _Run:
         return len(d.skipped)
 
 
-def _hash(path: str) -> tuple[str, int, LineIndex]:
-    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks)."""
-    h = hashlib.sha256()
-    index = LineIndex(chunks.CHUNK_BYTES)
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            index.add(chunk)
-    return h.hexdigest(), index.size, index
-
-
-def _records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
-    """Parsed records of a file of events (session log, native, transcript) or a JSON document."""
-    if layout == "lines":
-        yield from json_lines(open_, limits)
-    else:
-        try:
-            yield 1, read_document(open_, limits)
-        except BadRecord as e:
-            yield 1, e
-
-
-def event_records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
-    """Public name of the record reader of event files (the Spark tasks read them with it)."""
-    return _records(fmt, layout, open_, limits)
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
-
-
-def irregular(path: str) -> str | None:
-    """Why ``path`` (symlinks followed) must not be opened, or None for a regular file."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None  # the open that follows reports the error
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
-    return f"not a regular file ({kind}); not read"
-
-
-def duplicate_reason(earlier: str) -> str:
-    """The skip reason of a file whose sha256 an earlier file already had."""
-    return f"duplicate of {earlier} (same sha256), not read again"
-
-
-def otlp_decoder(fmt: str) -> str:
-    """The decoder of a sniffed OTLP format: a file sniffed as logs or metrics by its first
-    line is OTLP/JSON, each record routed by its own signal (``chunks.decode``)."""
-    return "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
-
-
 def _unread(r: _Run, display: str, fmt: str, reason: str) -> None:
     """List a file that was not read at all as one skipped record 0."""
     file_id = r.next_file
@@ -211,7 +131,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "not_regular", why)
         return
     try:
-        sha, size, index = _hash(path)
+        sha, size, index = file_hash(path)
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
@@ -242,7 +162,7 @@ def _file(r: _Run, path: str, display: str) -> None:
             n, bad = 1, 1
             r.skipped.add((file_id, 0, reason))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
-            recs = _records(fmt, layout, open_, r.limits)
+            recs = event_records(fmt, layout, open_, r.limits)
             n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
         else:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
@@ -336,7 +256,7 @@ def ingest(
         )
     }
     if jobs == 0:
-        jobs = resolve_jobs(0, _input_bytes(paths))
+        jobs = resolve_jobs(0, input_bytes(paths))
     with Workers(jobs) as workers, store.loading():
         return _ingest(paths, store, group_by, bufs, workers, limits, progress)
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sponsio_audit.ingest.pipeline import duplicate_reason, irregular, otlp_decoder, walk
+from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, walk
 from sponsio_audit.ingest.sniff import decompressed, sniff
 
 RANGE_BYTES = 16 << 20

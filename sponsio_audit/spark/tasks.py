@@ -33,8 +33,8 @@ from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct
 from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.files import event_records, otlp_decoder
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.pipeline import event_records, otlp_decoder
 from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.store import (
     DECISIONS_SCHEMA,

@@ -1,0 +1,108 @@
+"""The files of a run: which paths are read, which are refused unopened, and how a file's
+bytes are hashed and its event records read.
+
+``walk`` expands directories (sorted, so a run reads files in the same order
+every time); ``irregular`` names a FIFO, device or socket, which would block or
+never end if opened; ``file_hash`` reads a file once for its sha256 (a file seen
+before is a duplicate, ``duplicate_reason``) and its line ends (``line_ranges``);
+``event_records`` parses a file that holds events already. The pipeline and the
+Spark planner both use these, so the two read the same files the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sponsio_audit.ingest import chunks
+from sponsio_audit.ingest.limits import Limits
+from sponsio_audit.ingest.line_ranges import LineIndex
+from sponsio_audit.ingest.sniff import BadRecord, json_lines, read_document
+from sponsio_audit.ingest.workers import AUTO_BYTES
+
+
+def walk(paths: list[str | Path]) -> Iterator[str]:
+    """Files named by ``paths``: directories recursively in sorted order, ``-`` for stdin."""
+    for p in paths:
+        s = str(p)
+        if s != "-" and os.path.isdir(s):
+            for root, dirs, files in os.walk(s):
+                dirs.sort()
+                for name in sorted(files):
+                    yield os.path.join(root, name)
+        else:
+            yield s
+
+
+def input_bytes(paths: list[str | Path]) -> int | None:
+    """Total size of the files under ``paths`` (None with stdin), stopping at ``AUTO_BYTES``."""
+    total = 0
+    for p in walk(paths):
+        if p == "-":
+            return None
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            continue
+        if total >= AUTO_BYTES:
+            break
+    return total
+
+
+def file_hash(path: str) -> tuple[str, int, LineIndex]:
+    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    index = LineIndex(chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            index.add(chunk)
+    return h.hexdigest(), index.size, index
+
+
+def event_records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
+    """Parsed records of a file of events (session log, native, transcript) or a JSON document
+    (ingest and the Spark tasks read them with it)."""
+    if layout == "lines":
+        yield from json_lines(open_, limits)
+    else:
+        try:
+            yield 1, read_document(open_, limits)
+        except BadRecord as e:
+            yield 1, e
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def irregular(path: str) -> str | None:
+    """Why ``path`` (symlinks followed) must not be opened, or None for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the open that follows reports the error
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+    return f"not a regular file ({kind}); not read"
+
+
+def duplicate_reason(earlier: str) -> str:
+    """The skip reason of a file whose sha256 an earlier file already had."""
+    return f"duplicate of {earlier} (same sha256), not read again"
+
+
+def otlp_decoder(fmt: str) -> str:
+    """The decoder of a sniffed OTLP format: a file sniffed as logs or metrics by its first
+    line is OTLP/JSON, each record routed by its own signal (``chunks.decode``)."""
+    return "otlp_json" if fmt in ("otlp_logs", "otlp_metrics") else fmt
