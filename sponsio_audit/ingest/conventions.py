@@ -131,21 +131,25 @@ def _pick(code: _Code, d: int, p: Pick, maybe: set[str]) -> None:
         code.put(d, f"if {f} is None:")
         d += 1
     ks = p.keys
-    if p.rule == "truthy" or p.name is not None:
-        fallback = []
-        if p.name == "*":
-            fallback = ["n"]
-        elif p.name is not None:
-            fallback = [
-                f"(n[{len(p.name)}:].strip() or None if n.startswith({p.name!r}) else None)"
-            ]
-        code.put(d, "v = " + " or ".join([*(f"a.get({k!r})" for k in ks), *fallback]))
-    elif p.rule == "present" and len(ks) > 1:
-        code.put(d, "v = " + "".join(f"a[{k!r}] if {k!r} in a else " for k in ks) + "None")
+    fallback = None
+    if p.name == "*":
+        fallback = "n"
+    elif p.name is not None:
+        fallback = f"(n[{len(p.name)}:].strip() or None if n.startswith({p.name!r}) else None)"
+    if p.rule == "truthy":  # Python's `or` chain: the first non-empty, else the last operand
+        code.put(
+            d,
+            "v = " + " or ".join([*(f"a.get({k!r})" for k in ks), *([fallback] * bool(fallback))]),
+        )
     else:
-        code.put(d, f"v = a.get({ks[0]!r})")
-        for k in ks[1:]:
-            code.put(d, f"if v is None: v = a.get({k!r})")
+        if p.rule == "present" and len(ks) > 1:
+            code.put(d, "v = " + "".join(f"a[{k!r}] if {k!r} in a else " for k in ks) + "None")
+        else:
+            code.put(d, f"v = a.get({ks[0]!r})")
+            for k in ks[1:]:
+                code.put(d, f"if v is None: v = a.get({k!r})")
+        if fallback:
+            code.put(d, f"if v is None: v = {fallback}")
     code.put(d, "if v is not None:")
     code.put(d + 1, f"{f} = {_convert(f, 'v')}")
     maybe.add(f)

@@ -25,7 +25,9 @@ def test_piped_listing_has_one_whole_line_per_row() -> None:
     assert "openinference.span.kind = TOOL" in oi_tool[2]
     assert "args, bare <- openinference_input(input.value, tool.parameters)" in oi_tool[3]
     oi_llm = next(r for r in rows if r[:2] == ["openinference", "llm"])
-    assert "llm.input_messages.*" in oi_llm[3] and "tokens_in <- llm.token_count.prompt" in oi_llm[3]
+    assert (
+        "llm.input_messages.*" in oi_llm[3] and "tokens_in <- llm.token_count.prompt" in oi_llm[3]
+    )
     deprecated = next(r for r in rows if r[0] == "gen_ai_deprecated")
     assert "gen_ai.prompt" in deprecated[3] and "gen_ai.completion" in deprecated[3]
     assert {r[0] for r in rows[1:]} == {
