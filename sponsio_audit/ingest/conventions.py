@@ -137,10 +137,8 @@ def _pick(code: _Code, d: int, p: Pick, maybe: set[str]) -> None:
     elif p.name is not None:
         fallback = f"(n[{len(p.name)}:].strip() or None if n.startswith({p.name!r}) else None)"
     if p.rule == "truthy":  # Python's `or` chain: the first non-empty, else the last operand
-        code.put(
-            d,
-            "v = " + " or ".join([*(f"a.get({k!r})" for k in ks), *([fallback] * bool(fallback))]),
-        )
+        operands = [f"a.get({k!r})" for k in ks] + ([fallback] if fallback else [])
+        code.put(d, "v = " + " or ".join(operands))
     else:
         if p.rule == "present" and len(ks) > 1:
             code.put(d, "v = " + "".join(f"a[{k!r}] if {k!r} in a else " for k in ks) + "None")
