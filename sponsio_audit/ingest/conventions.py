@@ -120,7 +120,7 @@ def _cond(w: When, joined: str = "") -> str:
 
 def _convert(field: str, v: str) -> str:
     if field in INT_FIELDS:
-        return f"to_int({v})"
+        return f"({v} if {v}.__class__ is int else to_int({v}))"
     return f"({v} if {v}.__class__ is str else as_text({v}))"
 
 
@@ -222,12 +222,23 @@ def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
     for k in CONVERSATION[1:]:
         code.put(1, f"if c is None: c = a.get({k!r})")
     code.put(1, "if c is not None and c.__class__ is not str: c = as_text(c)")
-    code.put(1, "hits = []")
     keyed: dict[str, list[tuple[int, When]]] = {}
     rest: list[tuple[int, When]] = []
     for i, row in enumerate(table):
         for w in row.when:
             (keyed.setdefault(w.key, []) if w.key else rest).append((i, w))
+    whens = [w for row in table for w in row.when]
+    if all(
+        w.names or w.has or (w.key and (w.values is None or None not in w.values)) for w in whens
+    ):
+        # every row needs one of these keys (or a span name): most spans have none of them
+        read = {k for w in whens for k in (w.key, *(k for g in w.has for k in g)) if k}
+        names = frozenset(n for w in whens for n in w.names)
+        code.put(
+            1, f"if {code.const(frozenset(read))}.isdisjoint(a) and n not in {code.const(names)}:"
+        )
+        code.put(2, "return unmatched(a, c)")
+    code.put(1, "hits = []")
     for key, alts in keyed.items():
         code.put(1, f"v = a.get({key!r})")
         for absent, branch in ((True, "if v is None:"), (False, "else:")):

@@ -229,13 +229,18 @@ def _render(items: list[Any] | str, lines: list[str], system: list[str]) -> dict
         return {}
     results: list[tuple[str, str]] = []
     unnamed: list[int] = []
+    calls: list[Call] = []  # a message's calls; a new list only after a message had some
     for item in items:
         pieces: list[str] = []
-        calls: list[Call] = []
         role = _walk(item, pieces, calls, results, unnamed)
         if role is None:
+            calls.clear()
             continue
-        t = _body(pieces, calls) if calls else pieces[0] if len(pieces) == 1 else "\n".join(pieces)
+        if calls:
+            t = _body(pieces, calls)
+            calls = []
+        else:
+            t = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
         if role:
             lines.append(f"{role}: {t}")
             if role in SYSTEM_ROLES:
@@ -295,14 +300,10 @@ def output_fields(v: Any) -> tuple[str, str | None, str | None]:
         # pieces shared by the messages: a role: tool result's text is wrong, but unread
         _walk(item, pieces, calls, [], unnamed)
     text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
-    return text, requested(calls), "1" if unnamed else None
-
-
-def requested(calls: list[Call]) -> str | None:
-    """JSON ``[[name, args object or null, call id], …]`` of requested calls, None if none."""
     if not calls:
-        return None
-    return dumps([[c.name, as_args(c.arguments), c.id] for c in calls])
+        return text, None, "1" if unnamed else None
+    req = [[c[0], a if (a := c[1]).__class__ is dict else as_args(a), c[2]] for c in calls]
+    return text, dumps(req), "1" if unnamed else None
 
 
 def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:
