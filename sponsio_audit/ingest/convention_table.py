@@ -113,13 +113,8 @@ class Convention:
     doc: str = ""
 
 
-def input_messages(v: Any, instructions: Any = None) -> tuple[Any, ...]:
-    """(prompt, system_prompt, results) of input messages and system instructions."""
-    return m.input_fields(v, instructions)
-
-
 def openllmetry_input(attrs: dict[str, Any]) -> tuple[Any, ...]:
-    """``input_messages`` of OpenLLMetry's indexed ``gen_ai.prompt.N.…``."""
+    """``messages.input_fields`` of OpenLLMetry's indexed ``gen_ai.prompt.N.…``."""
     return m.input_fields(m.openllmetry_items(attrs, "gen_ai.prompt."))
 
 
@@ -129,7 +124,7 @@ def openllmetry_output(attrs: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def openinference_input_messages(attrs: dict[str, Any]) -> tuple[Any, ...]:
-    """``input_messages`` of OpenInference's ``llm.input_messages.N.message.…``."""
+    """``messages.input_fields`` of OpenInference's ``llm.input_messages.N.message.…``."""
     return m.input_fields(m.openinference_items(attrs, "llm.input_messages."))
 
 
@@ -167,7 +162,7 @@ OPENLLMETRY_LLM = (
 def _llm(name: str, inp: str, out: str, instructions: bool) -> tuple[Source, ...]:
     """Fields of a GenAI LLM row whose messages are the attributes ``inp`` and ``out``."""
     reads: tuple[Source, ...] = (
-        Parse(input_messages, _INPUT, (inp, INSTRUCTIONS) if instructions else (inp,)),
+        Parse(m.input_fields, _INPUT, (inp, INSTRUCTIONS) if instructions else (inp,)),
     )
     if instructions:
         reads += (Parse(m.system_fields, ("system_prompt",), (INSTRUCTIONS,)),)

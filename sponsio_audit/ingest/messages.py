@@ -296,9 +296,9 @@ def output_fields(v: Any) -> tuple[str, str | None, str | None]:
     pieces: list[str] = []
     calls: list[Call] = []
     unnamed: list[int] = []
-    for item in items:
-        # pieces shared by the messages: a role: tool result's text is wrong, but unread
-        _walk(item, pieces, calls, [], unnamed)
+    unread: list[tuple[str, str]] = []  # results of output messages are not read, so
+    for item in items:  # pieces shared by the messages (a role: tool result's text is off)
+        _walk(item, pieces, calls, unread, unnamed)
     text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
     if not calls:
         return text, None, "1" if unnamed else None
