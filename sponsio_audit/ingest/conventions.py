@@ -286,6 +286,8 @@ class Reader:
     """The table compiled for reading spans (module doc); ``source`` is its code."""
 
     def __init__(self, table: Sequence[Convention]) -> None:
+        for row in table:
+            _check(row)
         code = _Code()
         for i, row in enumerate(table):
             _row(code, i, row)
@@ -294,9 +296,8 @@ class Reader:
         self.rows: tuple[Callable[[dict[str, Any], str, str | None], tuple[Any, ...]], ...] = ()
         self.roles = tuple(row.role for row in table)
         ns = dict(code.names, unmatched=_unmatched, merge=self._merge)
-        exec(
-            compile(self.source, "<convention_table>", "exec"), ns
-        )  # the table is our own code, not input
+        # the code is made from the table only (our own rows), never from trace content
+        exec(compile(self.source, "<convention_table>", "exec"), ns)
         self.rows = tuple(ns[f"row{i}"] for i in range(len(table)))
         ns["ROWS"] = self.rows
         self.facts: Callable[[str, dict[str, Any]], tuple[Any, ...]] = ns["facts"]
@@ -311,6 +312,21 @@ class Reader:
             if self.roles[i] == role and None in f:
                 f = _fill(f, self.rows[i](a, n, c))
         return f
+
+
+def _check(row: Convention) -> None:
+    """Raise ``ValueError`` naming the row when it cannot be compiled as written."""
+    where = f"convention row {row.name}/{row.role}"
+    if not row.when or not all(w.key or w.names or w.has for w in row.when):
+        raise ValueError(f"{where}: every When needs a selector, span names or keys present")
+    for src in row.fields:
+        for field in _into(src) + ((src.a, src.b) if isinstance(src, Sum) else ()):
+            if field not in FACT_FIELDS or field in SET_BY_ROW:
+                raise ValueError(f"{where}: {field!r} is not a fact field a source may give")
+        if isinstance(src, Pick) and not src.keys:
+            raise ValueError(f"{where}: Pick({src.field!r}) has no keys")
+        if isinstance(src, Parse) and bool(src.keys) == bool(src.prefix):
+            raise ValueError(f"{where}: Parse({src.read.__name__}) needs keys or a prefix")
 
 
 def _unmatched(a: dict[str, Any], c: str | None) -> tuple[Any, ...]:

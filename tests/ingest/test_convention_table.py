@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -229,3 +230,20 @@ def test_a_span_no_row_applies_to_keeps_its_agent_and_conversation(
     attrs, conv, agent = common
     want = _facts(agent=agent, agent_scope=False, conversation=conv)
     assert span_facts(name, attrs) == (want if agent or conv else (None,) * len(FACT_FIELDS))
+
+
+def test_a_row_that_cannot_be_compiled_is_refused_with_its_name() -> None:
+    from sponsio_audit.ingest.convention_table import Convention, Pick, When
+    from sponsio_audit.ingest.conventions import Reader
+
+    when = (When(names=frozenset({"x"})),)
+    for fields in ((Pick("role", ("k",)),), (Pick("tool_name", ("k",)),), (Pick("tool", ()),)):
+        with pytest.raises(ValueError, match="convention row mine/tool"):
+            Reader((Convention("mine", "tool", when, fields),))
+    with pytest.raises(ValueError, match="mine/tool: every When"):
+        Reader((Convention("mine", "tool", (When(),), (Pick("tool", ("k",)),)),))
+    # a new row is one entry: recognised by its span name, its field from its key
+    reader = Reader((Convention("mine", "tool", when, (Pick("tool", ("k",)),)),))
+    facts = dict(zip(FACT_FIELDS, reader.facts("x", {"k": 5, "session.id": "s"}), strict=True))
+    assert (facts["role"], facts["convention"], facts["tool"]) == ("tool", "mine", "5")
+    assert facts["conversation"] == "s" and facts["agent_scope"] is False
