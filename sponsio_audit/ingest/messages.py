@@ -211,6 +211,8 @@ def _items(v: Any) -> list[Any] | str:
             v = orjson.loads(v)
         except orjson.JSONDecodeError:
             v = loads_maybe(v)
+        if v.__class__ is list:  # the usual case
+            return v
     if isinstance(v, str):
         return v
     if isinstance(v, dict):
