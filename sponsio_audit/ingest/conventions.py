@@ -228,29 +228,31 @@ def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
         for w in row.when:
             (keyed.setdefault(w.key, []) if w.key else rest).append((i, w))
     whens = [w for row in table for w in row.when]
-    if all(
-        w.names or w.has or (w.key and (w.values is None or None not in w.values)) for w in whens
-    ):
+    if all(w.names or _needs_key(w) for w in whens):
         # every row needs one of these keys (or a span name): most spans have none of them
-        read = {k for w in whens for k in (w.key, *(k for g in w.has for k in g)) if k}
+        read = {k for w in whens for k in _keys(w)}
         names = frozenset(n for w in whens for n in w.names)
         code.put(
             1, f"if {code.const(frozenset(read))}.isdisjoint(a) and n not in {code.const(names)}:"
         )
         code.put(2, "return unmatched(a, c)")
     code.put(1, "hits = []")
-    for key, alts in keyed.items():
-        code.put(1, f"v = a.get({key!r})")
-        for absent, branch in ((True, "if v is None:"), (False, "else:")):
-            code.put(1, branch)
-            code.put(2, "pass")
-            for i in sorted({i for i, _ in alts}):
-                tests = [t for j, w in alts if j == i and (t := _selected(w, absent, code))]
-                if tests:
-                    code.put(2, f"if {' or '.join(tests)}: hits.append({i})")
+    blocks = list(keyed.items())
+    if blocks:
+        _block(code, 1, *blocks[0])
+    # the other selectors and the key-only rows: probed only when one of their keys is there
+    later = [w for _, more in blocks[1:] for _, w in more] + [w for _, w in rest if not w.names]
+    d = 1
+    if later and all(_needs_key(w) for w in later):
+        code.put(
+            1, f"if not {code.const(frozenset(k for w in later for k in _keys(w)))}.isdisjoint(a):"
+        )
+        d = 2
+    for key, alts in blocks[1:]:
+        _block(code, d, key, alts)
     for i, w in rest:
         if not w.names:
-            code.put(1, f"if {_cond(w)}: hits.append({i})")
+            code.put(d, f"if {_cond(w)}: hits.append({i})")
     names = frozenset(n for _, w in rest for n in w.names)
     if names:
         code.put(1, f"if n in {code.const(names)}:")
@@ -262,6 +264,27 @@ def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
     code.put(1, "if not hits:")
     code.put(2, "return unmatched(a, c)")
     code.put(1, "return ROWS[hits[0]](a, n, c) if len(hits) == 1 else merge(hits, a, n, c)")
+
+
+def _block(code: _Code, d: int, key: str, alts: list[tuple[int, When]]) -> None:
+    """The rows selected by one attribute's value (each row tested once per branch)."""
+    code.put(d, f"v = a.get({key!r})")
+    for absent, branch in ((True, "if v is None:"), (False, "else:")):
+        code.put(d, branch)
+        code.put(d + 1, "pass")
+        for i in sorted({i for i, _ in alts}):
+            tests = [t for j, w in alts if j == i and (t := _selected(w, absent, code))]
+            if tests:
+                code.put(d + 1, f"if {' or '.join(tests)}: hits.append({i})")
+
+
+def _needs_key(w: When) -> bool:
+    """``w`` holds only when one of its keys (``_keys``) is present."""
+    return bool(w.has) or bool(w.key and (w.values is None or None not in w.values))
+
+
+def _keys(w: When) -> set[str]:
+    return {k for k in (w.key, *(k for g in w.has for k in g)) if k}
 
 
 def _selected(w: When, absent: bool, code: _Code) -> str:
