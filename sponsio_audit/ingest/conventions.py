@@ -267,15 +267,30 @@ def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
 
 
 def _block(code: _Code, d: int, key: str, alts: list[tuple[int, When]]) -> None:
-    """The rows selected by one attribute's value (each row tested once per branch)."""
+    """The rows selected by one attribute's value ``v``: a branch for null, one per group of
+    values the table names that select the same alternatives, and one for any other value;
+    in each, a row is tested once (its alternatives' presence conditions, or-ed)."""
     code.put(d, f"v = a.get({key!r})")
-    for absent, branch in ((True, "if v is None:"), (False, "else:")):
-        code.put(d, branch)
+    named = sorted({v for _, w in alts if w.values for v in w.values if v is not None})
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for value in named:
+        chosen = tuple(j for j, (_, w) in enumerate(alts) if w.values is None or value in w.values)
+        groups.setdefault(chosen, []).append(value)
+    branches = [
+        ("v is None", [j for j, (_, w) in enumerate(alts) if w.values and None in w.values])
+    ]
+    for picked, values in groups.items():
+        branches.append((_member("v", frozenset(values), code), list(picked)))
+    branches.append(("", [j for j, (_, w) in enumerate(alts) if w.values is None]))
+    for b, (test, chosen) in enumerate(branches):
+        code.put(d, "else:" if not test else f"{'elif' if b else 'if'} {test}:")
         code.put(d + 1, "pass")
-        for i in sorted({i for i, _ in alts}):
-            tests = [t for j, w in alts if j == i and (t := _selected(w, absent, code))]
-            if tests:
-                code.put(d + 1, f"if {' or '.join(tests)}: hits.append({i})")
+        for i in sorted({alts[j][0] for j in chosen}):
+            conds = [_cond(alts[j][1]) for j in chosen if alts[j][0] == i]
+            if "True" in conds:
+                code.put(d + 1, f"hits.append({i})")
+            else:
+                code.put(d + 1, f"if {' or '.join(f'({c})' for c in conds)}: hits.append({i})")
 
 
 def _needs_key(w: When) -> bool:
@@ -285,17 +300,6 @@ def _needs_key(w: When) -> bool:
 
 def _keys(w: When) -> set[str]:
     return {k for k in (w.key, *(k for g in w.has for k in g)) if k}
-
-
-def _selected(w: When, absent: bool, code: _Code) -> str:
-    """``w`` holds for a span whose selector's value ``v`` is None (``absent``) or not, as
-    a Python expression ("" when it cannot)."""
-    if absent:
-        return f"({_cond(w)})" if w.values is not None and None in w.values else ""
-    if w.values is None:
-        return f"({_cond(w)})"
-    named = frozenset(v for v in w.values if v is not None)
-    return f"({_member('v', named, code)}{_cond(w, ' and ')})" if named else ""
 
 
 def _member(v: str, values: frozenset[str], code: _Code) -> str:
