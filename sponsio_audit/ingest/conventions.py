@@ -274,8 +274,8 @@ def _block(code: _Code, d: int, key: str, alts: list[tuple[int, When]]) -> None:
     named = sorted({v for _, w in alts if w.values for v in w.values if v is not None})
     groups: dict[tuple[int, ...], list[str]] = {}
     for value in named:
-        chosen = tuple(j for j, (_, w) in enumerate(alts) if w.values is None or value in w.values)
-        groups.setdefault(chosen, []).append(value)
+        sel = tuple(j for j, (_, w) in enumerate(alts) if w.values is None or value in w.values)
+        groups.setdefault(sel, []).append(value)
     branches = [
         ("v is None", [j for j, (_, w) in enumerate(alts) if w.values and None in w.values])
     ]
