@@ -206,6 +206,8 @@ def to_msg(m: Any) -> Msg | None:
 def _items(v: Any) -> list[Any] | str:
     """The messages of a recorded value (JSON text, list, object): a list of message
     items, or the text of the one role-less message that a plain value is."""
+    if v.__class__ is list:
+        return v
     if v.__class__ is str:
         try:  # valid JSON is what loads_maybe would parse (orjson first, as values.parse)
             v = orjson.loads(v)
@@ -304,7 +306,9 @@ def output_fields(v: Any) -> tuple[str, str | None, str | None]:
     text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
     if not calls:
         return text, None, "1" if unnamed else None
-    req = [[c[0], a if (a := c[1]).__class__ is dict else as_args(a), c[2]] for c in calls]
+    req = []  # a loop, not a comprehension: no function object per call (Python 3.11)
+    for name, args, cid in calls:
+        req.append([name, args if args.__class__ is dict else as_args(args), cid])
     return text, dumps(req), "1" if unnamed else None
 
 
