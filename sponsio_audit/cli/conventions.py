@@ -14,8 +14,10 @@ from sponsio_audit.cli.common import ListFormat, ListFormatOpt
 
 
 def conventions(fmt: ListFormatOpt = ListFormat.table) -> None:
-    """List the trace conventions read: when a span is a tool, LLM or agent span, and
-    where each field comes from, in precedence order.
+    """List the trace conventions read, in precedence order.
+
+    Each row: when a span is a tool, LLM or agent span under a convention, and
+    where each of its fields comes from (attribute keys, first one wins).
 
     Example: sponsio-audit conventions | grep openinference
     """
