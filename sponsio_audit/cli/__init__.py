@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from sponsio_audit.cli.atoms import atoms
+from sponsio_audit.cli.conventions import conventions
 from sponsio_audit.cli.explain import explain
 from sponsio_audit.cli.init import init
 from sponsio_audit.cli.limits import limits
@@ -75,7 +76,18 @@ def _deep(fn: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-for command in (scan, report, explain, traces, validate, patterns, atoms, limits, init):
+for command in (
+    scan,
+    report,
+    explain,
+    traces,
+    validate,
+    patterns,
+    atoms,
+    conventions,
+    limits,
+    init,
+):
     app.command()(_deep(command) if command in (scan, explain, validate) else command)
 
 

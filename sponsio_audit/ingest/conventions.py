@@ -1,39 +1,38 @@
-"""Span → facts: what one span says under each convention of CONVENTIONS.md ("Span → event").
+"""Span → facts: what one span says under the conventions of ``convention_table``.
 
 ``span_facts`` looks at one span's attributes only; everything that needs the
 span tree (inherited agent, delegation, ordering, inferred tool calls, naming a
 bare tool argument after the requesting call) is done per trace in
-``trace_events``. Rows are tried in the table's order and the first that
-applies wins, **per field**: OTel GenAI (current, then deprecated), OpenLLMetry,
-OpenInference, Sponsio verdict spans; a field the winning row did not record is
-taken from the next row of the same role that did (an ``execute_tool`` span
-without ``gen_ai.tool.call.arguments`` takes its args from ``input.value``).
+``trace_events``.
 
-What real instrumentations emit (CONVENTIONS.md, measured): a LangChain
-``ToolMessage`` result (serialised ``{"type": "tool", "data": {...}}``, or
-``{"lc": 1, ..., "kwargs": {...}}``, possibly under ``{"output": …}``) is its
-``content``; an OpenLLMetry LangChain callback payload (``input_str``,
-``inputs``, …) gives ``inputs`` as the args; an OpenInference TOOL span's bare
-``input.value`` (one-parameter tool) is named by a one-property
-``tool.parameters`` schema, else kept as ``bare`` for ``trace_events``, and
-args are missing, never ``{"input": …}``.
+The table is compiled once, at import, into plain Python (``Reader``; its
+``source`` shows the code): one function per row that reads the row's field
+sources in order into local variables and returns the facts tuple, and one
+dispatch that probes the few attributes selecting rows (operation name, span
+kinds, the span name) and the presence conditions of each ``When``. So a span
+costs the dictionary look-ups and parsing its rows name, as hand-written code
+would, with the table the one place a convention is stated. Rows of the same
+role as the first that applies fill its unrecorded fields (``_fill``).
 
 Facts are a plain tuple in ``FACT_FIELDS`` order (cheap to build on the hot path).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sponsio_audit.ingest import messages as m
-from sponsio_audit.ingest.payloads import (
-    callback_args,
-    finish,
-    openinference_args,
-    tool_args,
-    tool_result,
+from sponsio_audit.ingest.convention_table import (
+    AGENT,
+    CONVENTIONS,
+    CONVERSATION,
+    Convention,
+    Parse,
+    Pick,
+    Sum,
+    When,
 )
-from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
+from sponsio_audit.ingest.values import as_text
 
 FACT_FIELDS = (
     "role",  # tool | llm | agent | turn | check | enforce | violation | None
@@ -60,13 +59,19 @@ FACT_FIELDS = (
     "results",  # JSON {call id: result text} of tool results in the LLM input
 )
 
-LLM_OPS = frozenset({"chat", "generate_content", "text_completion"})
+INT_FIELDS = frozenset({"tokens_in", "tokens_out", "tokens_total"})
+"""Fields kept as integers; every other picked field is kept as text."""
+SET_BY_ROW = frozenset({"role", "convention", "agent_scope", "conversation"})
+"""Fields a row's name, role and scope give (and the span's conversation), never its sources."""
+
+_AT = {f: i for i, f in enumerate(FACT_FIELDS)}
 _NONE = (None,) * len(FACT_FIELDS)
-_FILL_FROM = FACT_FIELDS.index("agent")
-_EXTRA = (None,) * 4
+_FILL_FROM, _ARGS, _BARE = _AT["agent"], _AT["args"], _AT["bare"]
+_MISSING = object()
 
 
-def _int(v: Any) -> int | None:
+def to_int(v: Any) -> int | None:
+    """A recorded token count as an integer (None when it is not one)."""
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, int):
@@ -77,306 +82,301 @@ def _int(v: Any) -> int | None:
         return None
 
 
-def _total(tin: int | None, tout: int | None, total: int | None) -> int | None:
-    """Recorded total, else input + output when both were recorded (derived, documented)."""
-    if total is not None:
-        return total
-    if tin is not None and tout is not None:
-        return tin + tout
-    return None
-
-
-def _args_text(v: Any) -> str | None:
-    a = as_args(v)
-    return None if a is None else dumps(a)
-
-
-def _requested(calls: list[m.Call]) -> str | None:
-    if not calls:
-        return None
-    return dumps([[c.name, as_args(c.arguments), c.id] for c in calls])
-
-
-def _conversation(attrs: dict[str, Any]) -> str | None:
-    c = attrs.get("gen_ai.conversation.id")
-    if c is None:
-        c = attrs.get("session.id")
-    if c is None:
-        c = attrs.get("sponsio.conversation_id")
-    return None if c is None else as_text(c)
-
-
-def _name_after(name: str, prefix: str) -> str | None:
-    return name[len(prefix) :].strip() or None if name.startswith(prefix) else None
-
-
-def _tool(
-    conv: str,
-    agent: Any,
-    tool: Any,
-    args: str | None,
-    result: Any,
-    c: Any,
-    call_id: Any = None,
-    bare: str | None = None,
-) -> tuple:
-    content, rid = tool_result(result)
-    cid = as_text(call_id) if call_id is not None else rid
-    return (  # FACT_FIELDS order
-        "tool", conv, as_text(agent), False, as_text(tool), args, content, None, None,
-        None, None, None, c, None, None, None, None, None, cid, bare, None, None,
-    )  # fmt: skip
-
-
-def _llm(
-    conv: str,
-    agent: Any,
-    inp: list[m.Msg] | None,
-    instructions: Any,
-    out: list[m.Msg] | None,
-    tin: Any,
-    tout: Any,
-    total: Any,
-    c: Any,
-    wants: str | None = None,
-) -> tuple:
-    ti, to = _int(tin), _int(tout)
-    prompt = system = results = None
-    if inp is not None:
-        prompt, system, res = m.input_facts(inp, instructions)
-        results = dumps(res) if res else None
-    elif instructions is not None:
-        system = m.system_text([], instructions)
-    content = requested = None
-    if out is not None:
-        content, calls, unnamed = m.output_facts(out)
-        requested = _requested(calls)
-        if unnamed:
-            wants = "1"
-    return (  # FACT_FIELDS order
-        "llm", conv, as_text(agent), False, None, None, content, prompt, system, ti, to,
-        _total(ti, to, _int(total)), c, requested, None, None, None, None, None, None,
-        wants, results,
-    )  # fmt: skip
-
-
-def _agent(conv: str, name: Any, c: Any) -> tuple:
-    return (  # FACT_FIELDS order
-        "agent", conv, as_text(name), True, None, None, None, None, None, None, None, None,
-        c, None, None, None, None, None, *_EXTRA,
-    )  # fmt: skip
-
-
-def _genai(name: str, attrs: dict[str, Any], op: Any, c: str | None) -> tuple | None:
-    agent = attrs.get("gen_ai.agent.name")
-    if op == "execute_tool":
-        tool = attrs.get("gen_ai.tool.name") or _name_after(name, "execute_tool")
-        cid = attrs.get("gen_ai.tool.call.id")
-        args, cb_id = tool_args(attrs.get("gen_ai.tool.call.arguments"))
-        if cid is None:
-            cid = cb_id
-        return _tool("gen_ai", agent, tool, args, attrs.get("gen_ai.tool.call.result"), c, cid)
-    if op == "invoke_agent":
-        return _agent("gen_ai", agent or _name_after(name, "invoke_agent"), c)
-    current = "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs
-    if op in LLM_OPS or current:
-        inp = out = None
-        conv = "gen_ai"
-        if current or "gen_ai.system_instructions" in attrs:
-            if "gen_ai.input.messages" in attrs:
-                inp = m.norm_messages(attrs["gen_ai.input.messages"])
-            if "gen_ai.output.messages" in attrs:
-                out = m.norm_messages(attrs["gen_ai.output.messages"])
-        elif "gen_ai.prompt" in attrs or "gen_ai.completion" in attrs:
-            conv = "gen_ai_deprecated"
-            if "gen_ai.prompt" in attrs:
-                inp = m.norm_messages(attrs["gen_ai.prompt"])
-            if "gen_ai.completion" in attrs:
-                out = m.norm_messages(attrs["gen_ai.completion"])
-        elif "gen_ai.prompt.0.content" in attrs or "gen_ai.prompt.0.role" in attrs:
-            return _openllmetry_llm(attrs, agent, c)
-        tin = attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))
-        tout = attrs.get("gen_ai.usage.output_tokens", attrs.get("gen_ai.usage.completion_tokens"))
-        total = attrs.get("gen_ai.usage.total_tokens", attrs.get("llm.usage.total_tokens"))
-        return _llm(
-            conv,
-            agent,
-            inp,
-            attrs.get("gen_ai.system_instructions"),
-            out,
-            tin,
-            tout,
-            total,
-            c,
-            finish(attrs),
-        )
-    if op is None and ("gen_ai.prompt" in attrs or "gen_ai.completion" in attrs):
-        return _genai(name, attrs, "chat", c)
-    return None
-
-
-def _openllmetry_llm(attrs: dict[str, Any], agent: Any, c: str | None) -> tuple:
-    has_in = any(k.startswith("gen_ai.prompt.") for k in attrs)
-    has_out = any(k.startswith("gen_ai.completion.") for k in attrs)
-    inp = m.openllmetry_messages(attrs, "gen_ai.prompt.") if has_in else None
-    out = m.openllmetry_messages(attrs, "gen_ai.completion.") if has_out else None
-    tin = attrs.get("gen_ai.usage.prompt_tokens", attrs.get("gen_ai.usage.input_tokens"))
-    tout = attrs.get("gen_ai.usage.completion_tokens", attrs.get("gen_ai.usage.output_tokens"))
-    total = attrs.get("llm.usage.total_tokens")
-    return _llm("openllmetry", agent, inp, None, out, tin, tout, total, c, finish(attrs))
-
-
-def _traceloop_args(v: Any) -> str | None:
-    """``{"args": [...], "kwargs": {...}}`` → kwargs, with positional args under "args"."""
-    if isinstance(v, str):
-        v = loads_maybe(v)
-    if isinstance(v, dict) and set(v) <= {"args", "kwargs"} and v:
-        pos = v.get("args") or []
-        k = v.get("kwargs")
-        kw: dict[str, Any] = k if isinstance(k, dict) else {}
-        return dumps({"args": pos, **kw} if pos else dict(kw))
-    return _args_text(v)
-
-
-def _unwrap_output(v: Any) -> str | None:
-    """A serialised result: a JSON string literal becomes its text; other text kept as is."""
-    if isinstance(v, str):
-        p = loads_maybe(v)
-        return p if isinstance(p, str) else v
-    return as_text(v)
-
-
-def _traceloop(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -> tuple | None:
-    agent = attrs.get("gen_ai.agent.name")
-    ent = attrs.get("traceloop.entity.name") or name
-    if kind == "tool":
-        raw = attrs.get("traceloop.entity.input")
-        cb = callback_args(raw)  # LangChain's callback payload: the args are its inputs
-        args, cid = cb if cb is not None else (_traceloop_args(raw), None)
-        out = _unwrap_output(attrs.get("traceloop.entity.output"))
-        return _tool("openllmetry", agent, ent, args, out, c, cid)
-    if kind == "agent":
-        return _agent("openllmetry", agent or ent, c)
-    return None
-
-
-def _openinference(name: str, attrs: dict[str, Any], kind: Any, c: str | None) -> tuple | None:
-    agent = attrs.get("gen_ai.agent.name")
-    if kind == "TOOL":
-        tool = attrs.get("tool.name") or name
-        args, bare = openinference_args(attrs)
-        return _tool("openinference", agent, tool, args, attrs.get("output.value"), c, None, bare)
-    if kind == "LLM":
-        has_in = any(k.startswith("llm.input_messages.") for k in attrs)
-        has_out = any(k.startswith("llm.output_messages.") for k in attrs)
-        inp = m.openinference_messages(attrs, "llm.input_messages.") if has_in else None
-        out = m.openinference_messages(attrs, "llm.output_messages.") if has_out else None
-        return _llm(
-            "openinference",
-            agent,
-            inp,
-            None,
-            out,
-            attrs.get("llm.token_count.prompt"),
-            attrs.get("llm.token_count.completion"),
-            attrs.get("llm.token_count.total"),
-            c,
-            finish(attrs),
-        )
-    if kind == "AGENT":
-        return _agent("openinference", agent or attrs.get("agent.name") or name, c)
-    return None
-
-
-def _sponsio(name: str, attrs: dict[str, Any], c: str | None) -> tuple | None:
-    agent = as_text(attrs.get("sponsio.agent_id"))
-    if name == "sponsio.agent_turn":
-        et = as_text(attrs.get("sponsio.event.type"))
-        if attrs.get("sponsio.outcome.blocked") is True and et in (None, "tool_call"):
-            et = "tool_attempt"  # the guard stopped it: it never ran (SEMANTICS §4.2)
-        return (  # FACT_FIELDS order
-            "turn", "sponsio", agent, True, as_text(attrs.get("sponsio.event.tool")),
-            _args_text(attrs.get("sponsio.event.tool_args")), None, None, None, None, None,
-            None, c, None, None, None, None, et, *_EXTRA,
-        )  # fmt: skip
-    role = {
-        "sponsio.contract_check": "check",
-        "sponsio.enforcement": "enforce",
-        "sponsio.violation": "violation",
-    }.get(name)
-    if role is None:
-        return None
-    cid = as_text(attrs.get("sponsio.contract.id"))
-    result = as_text(attrs.get("sponsio.enforcement.action"))
-    msg = as_text(
-        attrs.get("sponsio.violation.evidence")
-        if role == "violation"
-        else attrs.get("sponsio.contract.label")
-    )
-    return (  # FACT_FIELDS order
-        role, "sponsio", agent, False, None, None, None, None, None, None, None, None, c,
-        None, cid, result, msg, None, *_EXTRA,
-    )  # fmt: skip
-
-
-def _rows(name: str, attrs: dict[str, Any], c: str | None) -> list[tuple]:
-    """The facts of every row of the table that applies to the span, in table order."""
-    out: list[tuple] = []
-    op = attrs.get("gen_ai.operation.name")
-    if op is not None and not isinstance(op, str):  # an array/map is no operation we know
-        op = as_text(op)
-    if op is not None or "gen_ai.prompt" in attrs or "gen_ai.completion" in attrs:
-        f = _genai(name, attrs, op, c)
-        if f is not None:
-            out.append(f)
-    kind = attrs.get("traceloop.span.kind")
-    if kind is not None:
-        f = _traceloop(name, attrs, kind, c)
-        if f is not None:
-            out.append(f)
-    if "gen_ai.prompt.0.content" in attrs or "gen_ai.prompt.0.role" in attrs:
-        out.append(_openllmetry_llm(attrs, attrs.get("gen_ai.agent.name"), c))
-    kind = attrs.get("openinference.span.kind")
-    if kind is not None:
-        f = _openinference(name, attrs, kind, c)
-        if f is not None:
-            out.append(f)
-    if name.startswith("sponsio."):
-        f = _sponsio(name, attrs, c)
-        if f is not None:
-            out.append(f)
+def groups(attrs: dict[str, Any], prefixes: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The attributes under each prefix, in one pass over the span's attributes."""
+    out: dict[str, dict[str, Any]] = {p: {} for p in prefixes}
+    for k, v in attrs.items():
+        for p in prefixes:
+            if k.startswith(p):
+                out[p][k] = v
     return out
 
 
-def fill(first: tuple, other: tuple) -> tuple:
-    """``first`` with its unrecorded (None) fields taken from ``other`` (same role only).
+class _Code:
+    """Python source being written, with the constants it refers to by name."""
 
-    A bare argument value is dropped once args are known.
-    """
-    if other[0] != first[0] or None not in first[_FILL_FROM:]:
-        return first
-    out = first[:_FILL_FROM] + tuple(
-        b if a is None else a for a, b in zip(first[_FILL_FROM:], other[_FILL_FROM:], strict=True)
-    )
-    if out[_ARGS] is not None and out[_BARE] is not None:
-        out = (*out[:_BARE], None, *out[_BARE + 1 :])
-    return out
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"as_text": as_text, "to_int": to_int, "groups": groups}
+        self.names["MISSING"] = _MISSING
+
+    def const(self, value: Any) -> str:
+        """A name for ``value`` in the generated code's namespace."""
+        name = f"K{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def put(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
 
 
-_ARGS = FACT_FIELDS.index("args")
-_BARE = FACT_FIELDS.index("bare")
+def _cond(w: When, joined: str = "") -> str:
+    """The presence conditions of one ``When`` as a Python expression over ``a`` (``joined``
+    put before it; nothing when there is no condition, "True" if nothing is joined)."""
+    terms = [" or ".join(f"{k!r} in a" for k in group) for group in w.has]
+    out = " and ".join([f"({t})" for t in terms] + [f"{k!r} not in a" for k in w.lacks])
+    return f"{joined}{out}" if out else "" if joined else "True"
 
 
-def span_facts(name: str, attrs: dict[str, Any]) -> tuple:
-    """The facts tuple (``FACT_FIELDS``) of one span from its name and attributes."""
-    c = _conversation(attrs)
-    rows = _rows(name, attrs, c)
-    if rows:
-        f = rows[0]
-        for other in rows[1:]:
-            f = fill(f, other)
+def _convert(field: str, v: str) -> str:
+    if field in INT_FIELDS:
+        return f"({v} if {v}.__class__ is int else to_int({v}))"
+    return f"({v} if {v}.__class__ is str else as_text({v}))"
+
+
+def _pick(code: _Code, d: int, p: Pick, maybe: set[str]) -> None:
+    """Code for one ``Pick``: the value by its rule, then converted, if still unset."""
+    f = p.field
+    if f in maybe:
+        code.put(d, f"if {f} is None:")
+        d += 1
+    ks = p.keys
+    fallback = None
+    if p.name == "*":
+        fallback = "n"
+    elif p.name is not None:
+        fallback = f"(n[{len(p.name)}:].strip() or None if n.startswith({p.name!r}) else None)"
+    if p.rule == "truthy":  # Python's `or` chain: the first non-empty, else the last operand
+        operands = [f"a.get({k!r})" for k in ks] + ([fallback] if fallback else [])
+        code.put(d, "v = " + " or ".join(operands))
+    else:
+        if p.rule == "present" and len(ks) > 1:
+            code.put(d, "v = " + "".join(f"a[{k!r}] if {k!r} in a else " for k in ks) + "None")
+        else:
+            code.put(d, f"v = a.get({ks[0]!r})")
+            for k in ks[1:]:
+                code.put(d, f"if v is None: v = a.get({k!r})")
+        if fallback:
+            code.put(d, f"if v is None: v = {fallback}")
+    code.put(d, "if v is not None:")
+    code.put(d + 1, f"{f} = {_convert(f, 'v')}")
+    maybe.add(f)
+
+
+def _parse(code: _Code, d: int, p: Parse, maybe: set[str]) -> None:
+    """Code for one ``Parse``: its reader called when its first key is present (or its
+    prefix has attributes), each result kept where the field is still unset."""
+    read = code.const(p.read)
+    if all(x in maybe for x in p.into):  # skip the parse once every field it gives is set
+        code.put(d, "if " + " or ".join(f"{x} is None" for x in p.into) + ":")
+        d += 1
+    if p.prefix:
+        code.put(d, f"v = g[{p.prefix!r}]")
+        code.put(d, "if v:")
+        call = f"{read}(v)"
+    else:
+        if p.any_key:
+            code.put(d, "if " + " or ".join(f"{k!r} in a" for k in p.keys) + ":")
+            call = f"{read}({', '.join(f'a.get({k!r})' for k in p.keys)})"
+        else:
+            code.put(d, f"v = a.get({p.keys[0]!r}, MISSING)")
+            code.put(d, "if v is not MISSING:")
+            call = f"{read}({', '.join(['v', *(f'a.get({k!r})' for k in p.keys[1:])])})"
+    d += 1
+    if not any(x in maybe for x in p.into):
+        code.put(d, f"{', '.join(p.into)}, = {call}")
+    else:
+        code.put(d, f"t = {call}")
+        for j, x in enumerate(p.into):
+            code.put(d, f"if {x} is None: {x} = t[{j}]" if x in maybe else f"{x} = t[{j}]")
+    maybe.update(p.into)
+
+
+def _row(code: _Code, i: int, row: Convention) -> None:
+    """``def row<i>(a, n, c)``: the facts tuple of a span under ``row``."""
+    code.put(0, f"def row{i}(a, n, c):")
+    written = {x for src in row.fields for x in _into(src)}
+    for f in FACT_FIELDS:
+        if f in written:
+            code.put(1, f"{f} = None")
+    prefixes = tuple(s.prefix for s in row.fields if isinstance(s, Parse) and s.prefix)
+    if prefixes:
+        code.put(1, f"g = groups(a, {code.const(prefixes)})")
+    maybe: set[str] = set()
+    for src in row.fields:
+        match src:
+            case Pick():
+                _pick(code, 1, src, maybe)
+            case Parse():
+                _parse(code, 1, src, maybe)
+            case Sum():
+                t, x, y = src.field, src.a, src.b
+                code.put(1, f"if {t} is None and {x} is not None and {y} is not None:")
+                code.put(2, f"{t} = {x} + {y}")
+                maybe.add(t)
+    given = {"role": repr(row.role), "convention": repr(row.name)}
+    given |= {"agent_scope": repr(row.scope), "conversation": "c"}
+    out = [given.get(f, f if f in written else "None") for f in FACT_FIELDS]
+    code.put(1, f"return ({', '.join(out)})")
+
+
+def _into(src: Pick | Parse | Sum) -> tuple[str, ...]:
+    return src.into if isinstance(src, Parse) else (src.field,)
+
+
+def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
+    """``def facts(a, n)``: the span's conversation, the table orders of the rows that
+    apply (``hits``), and the facts of the one row that applies, else ``merge``'s."""
+    code.put(0, "def facts(n, a):")
+    code.put(1, f"c = a.get({CONVERSATION[0]!r})")
+    for k in CONVERSATION[1:]:
+        code.put(1, f"if c is None: c = a.get({k!r})")
+    code.put(1, "if c is not None and c.__class__ is not str: c = as_text(c)")
+    keyed: dict[str, list[tuple[int, When]]] = {}
+    rest: list[tuple[int, When]] = []
+    for i, row in enumerate(table):
+        for w in row.when:
+            (keyed.setdefault(w.key, []) if w.key else rest).append((i, w))
+    whens = [w for row in table for w in row.when]
+    if all(w.names or _needs_key(w) for w in whens):
+        # every row needs one of these keys (or a span name): most spans have none of them
+        read = {k for w in whens for k in _keys(w)}
+        names = frozenset(n for w in whens for n in w.names)
+        code.put(
+            1, f"if {code.const(frozenset(read))}.isdisjoint(a) and n not in {code.const(names)}:"
+        )
+        code.put(2, "return unmatched(a, c)")
+    code.put(1, "hits = []")
+    blocks = list(keyed.items())
+    if blocks:
+        _block(code, 1, *blocks[0])
+    # the other selectors and the key-only rows: probed only when one of their keys is there
+    later = [w for _, more in blocks[1:] for _, w in more] + [w for _, w in rest if not w.names]
+    d = 1
+    if later and all(_needs_key(w) for w in later):
+        code.put(
+            1, f"if not {code.const(frozenset(k for w in later for k in _keys(w)))}.isdisjoint(a):"
+        )
+        d = 2
+    for key, alts in blocks[1:]:
+        _block(code, d, key, alts)
+    for i, w in rest:
+        if not w.names:
+            code.put(d, f"if {_cond(w)}: hits.append({i})")
+    names = frozenset(n for _, w in rest for n in w.names)
+    if names:
+        code.put(1, f"if n in {code.const(names)}:")
+        for i, w in rest:
+            if w.names:
+                code.put(
+                    2, f"if {_member('n', w.names, code)}{_cond(w, ' and ')}: hits.append({i})"
+                )
+    code.put(1, "if not hits:")
+    code.put(2, "return unmatched(a, c)")
+    code.put(1, "return ROWS[hits[0]](a, n, c) if len(hits) == 1 else merge(hits, a, n, c)")
+
+
+def _block(code: _Code, d: int, key: str, alts: list[tuple[int, When]]) -> None:
+    """The rows selected by one attribute's value ``v``: a branch for null, one per group of
+    values the table names that select the same alternatives, and one for any other value;
+    in each, a row is tested once (its alternatives' presence conditions, or-ed)."""
+    code.put(d, f"v = a.get({key!r})")
+    named = sorted({v for _, w in alts if w.values for v in w.values if v is not None})
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for value in named:
+        sel = tuple(j for j, (_, w) in enumerate(alts) if w.values is None or value in w.values)
+        groups.setdefault(sel, []).append(value)
+    branches = [
+        ("v is None", [j for j, (_, w) in enumerate(alts) if w.values and None in w.values])
+    ]
+    for picked, values in groups.items():
+        branches.append((_member("v", frozenset(values), code), list(picked)))
+    branches.append(("", [j for j, (_, w) in enumerate(alts) if w.values is None]))
+    for b, (test, chosen) in enumerate(branches):
+        code.put(d, "else:" if not test else f"{'elif' if b else 'if'} {test}:")
+        code.put(d + 1, "pass")
+        for i in sorted({alts[j][0] for j in chosen}):
+            conds = [_cond(alts[j][1]) for j in chosen if alts[j][0] == i]
+            if "True" in conds:
+                code.put(d + 1, f"hits.append({i})")
+            else:
+                code.put(d + 1, f"if {' or '.join(f'({c})' for c in conds)}: hits.append({i})")
+
+
+def _needs_key(w: When) -> bool:
+    """``w`` holds only when one of its keys (``_keys``) is present."""
+    return bool(w.has) or bool(w.key and (w.values is None or None not in w.values))
+
+
+def _keys(w: When) -> set[str]:
+    return {k for k in (w.key, *(k for g in w.has for k in g)) if k}
+
+
+def _member(v: str, values: frozenset[str], code: _Code) -> str:
+    """``v`` is one of ``values``, as a Python expression."""
+    if len(values) == 1:  # == is False for any other value
+        return f"{v} == {next(iter(values))!r}"
+    return f"{v}.__class__ is str and {v} in {code.const(values)}"  # never hash a list
+
+
+class Reader:
+    """The table compiled for reading spans (module doc); ``source`` is its code."""
+
+    def __init__(self, table: Sequence[Convention]) -> None:
+        for row in table:
+            _check(row)
+        code = _Code()
+        for i, row in enumerate(table):
+            _row(code, i, row)
+        _dispatch(code, table)
+        self.source = "\n".join(code.lines) + "\n"
+        self.rows: tuple[Callable[[dict[str, Any], str, str | None], tuple[Any, ...]], ...] = ()
+        self.roles = tuple(row.role for row in table)
+        ns = dict(code.names, unmatched=_unmatched, merge=self._merge)
+        # the code is made from the table only (our own rows), never from trace content
+        exec(compile(self.source, "<convention_table>", "exec"), ns)
+        self.rows = tuple(ns[f"row{i}"] for i in range(len(table)))
+        ns["ROWS"] = self.rows
+        self.facts: Callable[[str, dict[str, Any]], tuple[Any, ...]] = ns["facts"]
+        """The facts tuple (``FACT_FIELDS``) of one span from its name and attributes."""
+
+    def _merge(self, hits: list[int], a: dict[str, Any], n: str, c: str | None) -> tuple[Any, ...]:
+        """The facts of the first row that applies, filled from later rows of its role."""
+        hits = sorted(set(hits))
+        role = self.roles[hits[0]]
+        f = self.rows[hits[0]](a, n, c)
+        for i in hits[1:]:
+            if self.roles[i] == role and None in f:
+                f = _fill(f, self.rows[i](a, n, c))
         return f
-    agent = attrs.get("gen_ai.agent.name")
+
+
+def _check(row: Convention) -> None:
+    """Raise ``ValueError`` naming the row when it cannot be compiled as written."""
+    where = f"convention row {row.name}/{row.role}"
+    if not row.when or not all(w.key or w.names or w.has for w in row.when):
+        raise ValueError(f"{where}: every When needs a selector, span names or keys present")
+    for src in row.fields:
+        for field in _into(src) + ((src.a, src.b) if isinstance(src, Sum) else ()):
+            if field not in FACT_FIELDS or field in SET_BY_ROW:
+                raise ValueError(f"{where}: {field!r} is not a fact field a source may give")
+        if isinstance(src, Pick) and not src.keys:
+            raise ValueError(f"{where}: Pick({src.field!r}) has no keys")
+        if isinstance(src, Parse) and bool(src.keys) == bool(src.prefix):
+            raise ValueError(f"{where}: Parse({src.read.__name__}) needs keys or a prefix")
+
+
+def _unmatched(a: dict[str, Any], c: str | None) -> tuple[Any, ...]:
+    """Facts of a span no row applies to: only its agent and conversation, if recorded."""
+    agent = a.get(AGENT)
     if agent is None and c is None:
         return _NONE
     return (None, None, as_text(agent), False) + (None,) * 8 + (c,) + (None,) * 9
+
+
+def _fill(first: tuple[Any, ...], other: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``first``'s unrecorded (None) fields from ``other`` (a later row of the same role);
+    a bare argument value is dropped once args are known."""
+    out = list(first)
+    for i in range(_FILL_FROM, len(out)):
+        if out[i] is None:
+            out[i] = other[i]
+    if out[_ARGS] is not None:
+        out[_BARE] = None
+    return tuple(out)
+
+
+READER = Reader(CONVENTIONS)
+"""The registry's table, compiled once at import."""
+
+span_facts = READER.facts

@@ -1,6 +1,6 @@
 """LLM messages of every convention → prompt text, system prompt, output text, tool calls.
 
-All message shapes are first brought to one form, ``Msg(role, pieces, calls)``:
+Every message shape is read by one walk (``_walk``):
 
 - OpenAI chat: ``{role, content: str | [{type: text, text}], tool_calls: [{id,
   function: {name, arguments}}], tool_call_id}``;
@@ -9,6 +9,10 @@ All message shapes are first brought to one form, ``Msg(role, pieces, calls)``:
 - flattened OpenInference ``llm.input_messages.N.message.…`` and OpenLLMetry
   ``gen_ai.prompt.N.…`` attributes (unflattened first);
 - a bare string, or ``{"text": …}`` / ``{"content": …}`` objects (deprecated completions).
+
+The conventions read a recorded messages value straight into facts
+(``input_fields``, ``output_fields``: the string parsed once, no message object
+built); ``to_msg`` gives the same walk as a ``Msg`` for the transcript reader.
 
 Rendering (documented choice, used by ``prompt_contains`` / ``context_length``):
 the prompt is one line group per message, ``"<role>: <text>"`` joined by ``"\\n"``,
@@ -23,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
+import orjson
+
+from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 
@@ -52,14 +58,20 @@ class Msg(NamedTuple):
 
     def text(self) -> str:
         """Prompt rendering of the message body (pieces, then its tool calls)."""
-        if not self.calls:
-            return "\n".join(self.pieces)
-        parts = list(self.pieces)
-        parts.extend(f"tool_call {c.name}({_arg_text(c.arguments)})" for c in self.calls)
-        return "\n".join(parts)
+        return _body(self.pieces, self.calls)
 
 
+# tuple.__new__: a Call/Msg without NamedTuple's Python-level __new__ (hot path: every message)
 _new = tuple.__new__
+
+
+def _body(pieces: Any, calls: Any) -> str:
+    """A message's text: its pieces, then ``tool_call <name>(<arguments>)`` per call."""
+    if not calls:
+        return "\n".join(pieces)
+    parts = list(pieces)
+    parts.extend(f"tool_call {c.name}({_arg_text(c.arguments)})" for c in calls)
+    return "\n".join(parts)
 
 
 def _arg_text(a: Any) -> str:
@@ -84,12 +96,10 @@ def _content_pieces(content: Any) -> list[str]:
     return [as_text(content) or ""]
 
 
-def _calls(tool_calls: Any) -> tuple[list[Call], int]:
-    """OpenAI ``tool_calls`` as calls, and how many entries had no name."""
-    out: list[Call] = []
-    unnamed = 0
+def _calls(tool_calls: Any, calls: list[Call], unnamed: list[int]) -> None:
+    """Add OpenAI ``tool_calls`` to ``calls``, a 1 to ``unnamed`` per entry without a name."""
     if not isinstance(tool_calls, list):
-        return out, unnamed
+        return
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
@@ -98,181 +108,225 @@ def _calls(tool_calls: Any) -> tuple[list[Call], int]:
         name = fn.get("name")
         if isinstance(name, str) and name:
             cid = tc.get("id")
-            out.append(Call(name, fn.get("arguments"), cid if isinstance(cid, str) else None))
+            cid = cid if isinstance(cid, str) else None
+            calls.append(_new(Call, (name, fn.get("arguments"), cid)))
         else:
-            unnamed += 1
-    return out, unnamed
+            unnamed.append(1)
 
 
-def to_msg(m: Any) -> Msg | None:
-    """One message dict of any supported shape as a ``Msg`` (None if it is not a message).
+def _walk(
+    m: Any,
+    pieces: list[str],
+    calls: list[Call],
+    results: list[tuple[str, str]],
+    unnamed: list[int],
+) -> str | None:
+    """Add one message's text pieces, tool calls and tool results to the lists (and a 1
+    to ``unnamed`` per requested call without a name); returns its role ("" when not
+    recorded), None if ``m`` is not a message.
 
     Pieces come from GenAI ``parts``, then ``content``, then (only when neither
     ``parts`` is a list nor ``content`` is present) ``text``; calls from the
-    ``tool_call`` parts, then OpenAI ``tool_calls``.
+    ``tool_call`` parts, then OpenAI ``tool_calls``. In ``parts``, non-objects are
+    skipped; a ``tool_call`` part with a string name is a call, a
+    ``tool_call_response`` part its response as text (and a result); any other part
+    gives its ``content``, else its ``text``, when recorded. A ``role: tool`` message
+    without result parts is the result of its ``tool_call_id`` (else ``id``): the
+    text of its pieces, so ``pieces`` must hold only this message's.
     """
-    if isinstance(m, str):
-        return Msg("user", (m,), ())
-    if not isinstance(m, dict):
-        return None
+    if m.__class__ is not dict:
+        if isinstance(m, str):
+            pieces.append(m)
+            return "user"
+        if not isinstance(m, dict):
+            return None
     role = m.get("role")
-    if not isinstance(role, str):
-        role = ""
+    if role.__class__ is not str:
+        role = role if isinstance(role, str) else ""
+    seen = len(results) if role == "tool" else 0
     parts = m.get("parts")
-    pieces: list[str] = []
-    calls: list[Call] = []
-    results: list[tuple[str, str]] = []
-    unnamed = 0
-    if isinstance(parts, list):
-        unnamed = _read_parts(parts, pieces, calls, results)
+    listed = False
+    if parts is not None and isinstance(parts, list):
+        listed = True
+        for p in parts:
+            if p.__class__ is not dict and not isinstance(p, dict):
+                continue
+            kind = p.get("type")
+            if kind == "tool_call":
+                name = p.get("name")
+                if isinstance(name, str) and name:
+                    cid = p.get("id")
+                    cid = cid if isinstance(cid, str) else None
+                    calls.append(_new(Call, (name, p.get("arguments"), cid)))
+                else:
+                    unnamed.append(1)
+            elif kind == "tool_call_response":
+                text = as_text(p.get("response")) or ""
+                pieces.append(text)
+                rid = p.get("id")
+                if isinstance(rid, str):
+                    results.append((rid, text))
+            else:
+                t = p.get("content")
+                if t is None:
+                    t = p.get("text")
+                if t.__class__ is str:  # the usual text part, inline
+                    pieces.append(t)
+                elif t is not None:
+                    pieces.append(as_text(t) or "")
     content = m.get("content")
-    if type(content) is str:  # the usual OpenAI form, inline
+    if content.__class__ is str:  # the usual OpenAI form, inline
         pieces.append(content)
     elif content is not None:
         pieces.extend(_content_pieces(content))
-    elif "text" in m and "content" not in m and not isinstance(parts, list):
+    elif not listed and "text" in m and "content" not in m:
         pieces.extend(_content_pieces(m["text"]))
     tool_calls = m.get("tool_calls")
     if tool_calls is not None:
-        more, n = _calls(tool_calls)
-        calls.extend(more)
-        unnamed += n
-    cid = m.get("tool_call_id", m.get("id") if role == "tool" else None)
-    if role == "tool" and isinstance(cid, str) and not results:
-        results.append((cid, "\n".join(pieces)))
-    # tuple.__new__: a Msg without NamedTuple's Python-level __new__ (hot path: every message)
-    return _new(Msg, (role, tuple(pieces), tuple(calls), tuple(results), unnamed))
+        _calls(tool_calls, calls, unnamed)
+    if role == "tool" and len(results) == seen:
+        cid = m.get("tool_call_id", m.get("id"))
+        if isinstance(cid, str):
+            results.append((cid, "\n".join(pieces)))
+    return role
 
 
-def _read_parts(
-    parts: list[Any], pieces: list[str], calls: list[Call], results: list[tuple[str, str]]
-) -> int:
-    """Add the text pieces, tool calls and tool results of GenAI message ``parts``
-    (non-objects skipped); returns the number of tool-call parts without a name.
-
-    A ``tool_call`` part with a string name is a call, a ``tool_call_response``
-    part its response as text; any other part contributes its ``content``, else
-    its ``text``, when recorded.
-    """
-    unnamed = 0
-    for p in parts:
-        if not isinstance(p, dict):
-            continue
-        kind = p.get("type")
-        if kind == "tool_call":
-            name = p.get("name")
-            if isinstance(name, str) and name:
-                cid = p.get("id")
-                calls.append(Call(name, p.get("arguments"), cid if isinstance(cid, str) else None))
-                continue
-            unnamed += 1
-            continue
-        elif kind == "tool_call_response":
-            text = as_text(p.get("response")) or ""
-            pieces.append(text)
-            rid = p.get("id")
-            if isinstance(rid, str):
-                results.append((rid, text))
-            continue
-        t = p.get("content")
-        if t is None:
-            t = p.get("text")
-        if type(t) is str:  # the usual text part, inline
-            pieces.append(t)
-        elif t is not None:
-            pieces.append(as_text(t) or "")
-    return unnamed
+def to_msg(m: Any) -> Msg | None:
+    """One message dict of any supported shape as a ``Msg`` (None if it is not a message)."""
+    pieces: list[str] = []
+    calls: list[Call] = []
+    results: list[tuple[str, str]] = []
+    unnamed: list[int] = []
+    role = _walk(m, pieces, calls, results, unnamed)
+    if role is None:
+        return None
+    return _new(Msg, (role, tuple(pieces), tuple(calls), tuple(results), len(unnamed)))
 
 
-def norm_messages(v: Any) -> list[Msg]:
-    """A recorded messages value (JSON text, list, object or plain text) as ``Msg`` list."""
+def _items(v: Any) -> list[Any] | str:
+    """The messages of a recorded value (JSON text, list, object): a list of message
+    items, or the text of the one role-less message that a plain value is."""
+    if v.__class__ is list:
+        return v
+    if v.__class__ is str:
+        try:  # valid JSON is what loads_maybe would parse (orjson first, as values.parse)
+            v = orjson.loads(v)
+        except orjson.JSONDecodeError:
+            v = loads_maybe(v)
+        if v.__class__ is list:  # the usual case
+            return v
     if isinstance(v, str):
-        v = loads_maybe(v)
-        if isinstance(v, str):
-            return [Msg("", (v,), ())]
+        return v
     if isinstance(v, dict):
         inner = v.get("messages")
         v = inner if isinstance(inner, list) else [v]
     if not isinstance(v, list):
-        return [Msg("", (as_text(v) or "",), ())] if v is not None else []
-    out = []
-    for m in v:
-        msg = to_msg(m)
-        if msg is not None:
-            out.append(msg)
-    return out
+        return (as_text(v) or "") if v is not None else []
+    return v
 
 
-def prompt_text(msgs: list[Msg]) -> str:
-    """The prompt rendering of input messages (module doc)."""
-    return prompt_and_system(msgs)[0]
-
-
-def system_text(msgs: list[Msg], instructions: Any = None) -> str:
-    """System prompt: system-role messages plus GenAI system instructions ("" when none)."""
-    return prompt_and_system(msgs, instructions)[1]
-
-
-def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:
-    """``prompt_text`` and ``system_text`` together, each message's text rendered once."""
-    prompt, system, _ = input_facts(msgs, instructions)
-    return prompt, system
-
-
-def input_facts(msgs: list[Msg], instructions: Any = None) -> tuple[str, str, dict[str, str]]:
-    """Prompt text, system text and ``tool_results`` of input messages, in one pass."""
-    lines: list[str] = []
-    system: list[str] = []
-    results: dict[str, str] = {}
-    for m in msgs:
-        t = m.text()
-        role = m.role
+def _render(items: list[Any] | str, lines: list[str], system: list[str]) -> dict[str, str]:
+    """Add the prompt line and system text of each message to ``lines`` and ``system``;
+    returns the tool results by call id (first one wins)."""
+    if isinstance(items, str):
+        lines.append(items)
+        return {}
+    results: list[tuple[str, str]] = []
+    unnamed: list[int] = []
+    calls: list[Call] = []  # a message's calls; a new list only after a message had some
+    for item in items:
+        pieces: list[str] = []
+        role = _walk(item, pieces, calls, results, unnamed)
+        if role is None:
+            calls.clear()
+            continue
+        if calls:
+            t = _body(pieces, calls)
+            calls = []
+        else:
+            t = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
         if role:
             lines.append(f"{role}: {t}")
             if role in SYSTEM_ROLES:
                 system.append(t)
         else:
             lines.append(t)
-        for cid, text in m.results:
-            results.setdefault(cid, text)
+    if not results:
+        return {}
+    found: dict[str, str] = {}
+    for cid, text in results:
+        found.setdefault(cid, text)
+    return found
+
+
+def input_fields(v: Any, instructions: Any = None) -> tuple[str, str, str | None]:
+    """(prompt, system prompt, tool results JSON) of a recorded input messages value,
+    with GenAI system instructions (``None``: not recorded) added to the system prompt."""
+    lines: list[str] = []
+    system: list[str] = []
+    results = _render(_items(v), lines, system)
     if instructions is not None:
-        system.extend(m.text() for m in norm_messages(instructions))
-    return "\n".join(lines), "\n".join(system), results
+        _instructions(instructions, system)
+    return "\n".join(lines), "\n".join(system), dumps(results) if results else None
 
 
-def output_facts(msgs: list[Msg]) -> tuple[str, list[Call], int]:
-    """``output_text``, ``output_calls`` and ``unnamed_calls`` of output messages, in one pass."""
-    if len(msgs) == 1:
-        (m,) = msgs
-        return "\n".join(m.pieces), list(m.calls), m.unnamed
+def system_fields(instructions: Any) -> tuple[str | None]:
+    """(system prompt,) of GenAI system instructions recorded without input messages."""
+    if instructions is None:
+        return (None,)
+    system: list[str] = []
+    _instructions(instructions, system)
+    return ("\n".join(system),)
+
+
+def _instructions(v: Any, system: list[str]) -> None:
+    """Add the text of each system-instructions message (role ignored) to ``system``."""
+    items = _items(v)
+    if isinstance(items, str):
+        system.append(items)
+        return
+    for item in items:
+        msg = to_msg(item)
+        if msg is not None:
+            system.append(msg.text())
+
+
+def output_fields(v: Any) -> tuple[str, str | None, str | None]:
+    """(output text, requested tool calls JSON, "1" when a call had no name) of a
+    recorded output messages value; tool results in the output are not read."""
+    items = _items(v)
+    if isinstance(items, str):
+        return items, None, None
     pieces: list[str] = []
     calls: list[Call] = []
-    unnamed = 0
-    for m in msgs:
-        pieces.extend(m.pieces)
-        calls.extend(m.calls)
-        unnamed += m.unnamed
-    return "\n".join(pieces), calls, unnamed
+    unnamed: list[int] = []
+    unread: list[tuple[str, str]] = []  # results of output messages are not read, so
+    for item in items:  # pieces shared by the messages (a role: tool result's text is off)
+        _walk(item, pieces, calls, unread, unnamed)
+    text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
+    if not calls:
+        return text, None, "1" if unnamed else None
+    req = []  # a loop, not a comprehension: no function object per call (Python 3.11)
+    for name, args, cid in calls:
+        req.append([name, args if args.__class__ is dict else as_args(args), cid])
+    return text, dumps(req), "1" if unnamed else None
 
 
-def output_text(msgs: list[Msg]) -> str:
-    """The LLM output text: text pieces of the output messages joined by newlines."""
-    return output_facts(msgs)[0]
-
-
-def output_calls(msgs: list[Msg]) -> list[Call]:
-    """Tool calls requested in the output messages, in order."""
-    return output_facts(msgs)[1]
-
-
-def unnamed_calls(msgs: list[Msg]) -> int:
-    """Requested tool calls whose name was not recorded."""
-    return output_facts(msgs)[2]
-
-
-def tool_results(msgs: list[Msg]) -> dict[str, str]:
-    """Tool results of the input messages by tool call id (first one wins)."""
-    return input_facts(msgs)[2]
+def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:
+    """Prompt text and system text of ``Msg`` input messages (the transcript reader's)."""
+    lines: list[str] = []
+    system: list[str] = []
+    for msg in msgs:
+        t = msg.text()
+        if msg.role:
+            lines.append(f"{msg.role}: {t}")
+            if msg.role in SYSTEM_ROLES:
+                system.append(t)
+        else:
+            lines.append(t)
+    if instructions is not None:
+        _instructions(instructions, system)
+    return "\n".join(lines), "\n".join(system)
 
 
 def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
@@ -301,13 +355,13 @@ def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
 def _listify(node: Any, depth: int = 0) -> Any:
     if not isinstance(node, dict) or depth > 16:
         return node
-    if node and all(k.isdigit() for k in node):
+    if node and all(k.isdecimal() for k in node):  # isdigit() holds for "²", int() fails
         return [_listify(node[k], depth + 1) for k in sorted(node, key=int)]
     return {k: _listify(v, depth + 1) for k, v in node.items()}
 
 
-def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
-    """``llm.input_messages.N.message.{role,content,contents…,tool_calls…}`` as messages."""
+def openinference_items(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``llm.input_messages.N.message.{role,content,contents…,tool_calls…}`` as message dicts."""
     out = []
     for item in unflatten(attrs, prefix):
         m = item.get("message") if isinstance(item, dict) else None
@@ -324,7 +378,7 @@ def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
                 t = tc.get("tool_call") if isinstance(tc, dict) else None
                 if isinstance(t, dict):
                     calls.append({"id": t.get("id"), "function": t.get("function") or {}})
-        msg = to_msg(
+        out.append(
             {
                 "role": m.get("role"),
                 "content": content,
@@ -332,13 +386,11 @@ def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
                 "tool_call_id": m.get("tool_call_id"),
             }
         )
-        if msg is not None:
-            out.append(msg)
     return out
 
 
-def openllmetry_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
-    """``gen_ai.prompt.N.{role,content,tool_calls.K.{name,arguments}}`` as messages."""
+def openllmetry_items(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``gen_ai.prompt.N.{role,content,tool_calls.K.{name,arguments}}`` as message dicts."""
     out = []
     for item in unflatten(attrs, prefix):
         if isinstance(item, dict):
@@ -346,7 +398,5 @@ def openllmetry_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
             if isinstance(content, str):
                 parsed = loads_maybe(content)
                 content = parsed if isinstance(parsed, list) else content
-            msg = to_msg({**item, "content": content})
-            if msg is not None:
-                out.append(msg)
+            out.append({**item, "content": content})
     return out

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from sponsio_audit.ingest import messages as m
 from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
@@ -23,12 +25,12 @@ TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"}
 """Finish reasons that say the model asked for tools."""
 
 
-def finish(attrs: dict[str, Any]) -> str | None:
-    """What the recorded finish reasons (any convention) say: "1" the model called tools,
-    "0" it did not, None when no finish reason was recorded."""
+def finish(reasons: Any, reason: Any = None, first_choice: Any = None) -> tuple[str | None]:
+    """(wants_tools,) from the recorded finish reasons (GenAI ``finish_reasons``,
+    OpenInference ``llm.finish_reason``, OpenLLMetry's first choice's): "1" the model
+    called tools, "0" it did not, None when no finish reason was recorded."""
     seen = False
-    for key in ("gen_ai.response.finish_reasons", "llm.finish_reason"):
-        v = attrs.get(key)
+    for v in (reasons, reason):
         if v is None:
             continue
         if isinstance(v, str):
@@ -37,12 +39,11 @@ def finish(attrs: dict[str, Any]) -> str | None:
         for x in vals:
             if isinstance(x, str):
                 if x in TOOL_FINISH:
-                    return "1"
+                    return ("1",)
                 seen = True
-    v = attrs.get("gen_ai.completion.0.finish_reason")
-    if isinstance(v, str):
-        return "1" if v in TOOL_FINISH else "0"
-    return "0" if seen else None
+    if isinstance(first_choice, str):
+        return ("1" if first_choice in TOOL_FINISH else "0",)
+    return ("0" if seen else None,)
 
 
 def tool_message(v: Any) -> tuple[str, str | None] | None:
@@ -98,12 +99,15 @@ def _callback(v: Any) -> tuple[str | None, str | None] | None:
 def tool_args(v: Any) -> tuple[str | None, str | None]:
     """(args, call id) of recorded tool arguments, the string parsed once: a LangChain
     callback payload gives ``callback_args``, anything else ``as_args`` as JSON text."""
-    if isinstance(v, str):
-        parsed = loads_maybe(v)
-        if v.startswith("{"):
-            cb = _callback(parsed)
-            if cb is not None:
-                return cb
+    if v.__class__ is str:
+        try:  # valid JSON is what loads_maybe would parse (orjson first, as values.parse)
+            parsed = orjson.loads(v)
+        except orjson.JSONDecodeError:
+            parsed = loads_maybe(v)
+        if parsed.__class__ is dict:
+            if v.startswith("{") and "input_str" in parsed and "inputs" in parsed:
+                return _callback(parsed) or (None, None)
+            return dumps(parsed), None
         return dumps(parsed if isinstance(parsed, dict) else {"input": parsed}), None
     cb = _callback(v)
     if cb is not None:
@@ -125,23 +129,65 @@ def _one_param(schema: Any) -> str | None:
     return None
 
 
-def openinference_args(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
+def openinference_input(v: Any, parameters: Any = None) -> tuple[str | None, str | None]:
     """(args, bare) of an OpenInference TOOL span's ``input.value``.
 
     A JSON object is the args; any other value (a one-parameter tool's bare
     argument) is named by a one-property ``tool.parameters`` schema, else the
     args are missing and the value is kept as ``bare`` (named per trace).
     """
-    if "input.value" not in attrs:
-        return None, None
-    v = attrs["input.value"]
     if isinstance(v, str):
         v = loads_maybe(v)
     if isinstance(v, dict):
         return dumps(v), None
     if v is None:
         return None, None
-    param = _one_param(attrs.get("tool.parameters"))
+    param = _one_param(parameters)
     if param is not None:
         return dumps({param: v}), None
     return None, dumps(v)
+
+
+def traceloop_input(v: Any) -> tuple[str | None, str | None]:
+    """(args, call id) of ``traceloop.entity.input``: LangChain's callback payload gives
+    its ``inputs``; ``{"args": [...], "kwargs": {...}}`` the kwargs, with positional
+    args under "args"; any other value ``as_args``."""
+    cb = callback_args(v)
+    if cb is not None:
+        return cb
+    if isinstance(v, str):
+        v = loads_maybe(v)
+    if isinstance(v, dict) and set(v) <= {"args", "kwargs"} and v:
+        pos = v.get("args") or []
+        k = v.get("kwargs")
+        kw: dict[str, Any] = k if isinstance(k, dict) else {}
+        return dumps({"args": pos, **kw} if pos else dict(kw)), None
+    return args_text(v), None
+
+
+def traceloop_output(v: Any) -> tuple[str | None, str | None]:
+    """``tool_result`` of ``traceloop.entity.output``, a JSON string literal read as its text."""
+    if isinstance(v, str):
+        p = loads_maybe(v)
+        return tool_result(p if isinstance(p, str) else v)
+    return tool_result(as_text(v))
+
+
+def args_text(v: Any) -> str | None:
+    """``as_args`` as compact JSON text (None when not recorded)."""
+    a = as_args(v)
+    return None if a is None else dumps(a)
+
+
+def turn_args(v: Any) -> tuple[str | None]:
+    """(args,) of a Sponsio turn's ``sponsio.event.tool_args``."""
+    return (args_text(v),)
+
+
+def turn_type(event_type: Any, blocked: Any = None) -> tuple[str | None]:
+    """(event_type,) of a Sponsio turn: a tool call the guard blocked never ran, so it is
+    a ``tool_attempt`` (SEMANTICS §4.2)."""
+    et = as_text(event_type)
+    if blocked is True and et in (None, "tool_call"):
+        et = "tool_attempt"
+    return (et,)
