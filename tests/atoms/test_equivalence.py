@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.atoms import registry
-from sponsio_audit.atoms.columnar import ground_columns
+from sponsio_audit.atoms.columnar import Grounding, ground_columns
 from sponsio_audit.atoms.online import Grounder, ground_events
 from sponsio_audit.event import EVENT_TYPES, Event
 from sponsio_audit.ltl.ast import Atom
@@ -52,6 +53,30 @@ def test_columnar_equals_online_over_a_view(
 ) -> None:
     """Run atoms count the view's positions (SEMANTICS.md §1, §5): both groundings."""
     _check(trs, atoms, None, view)
+
+
+@settings(max_examples=150)
+@given(traces(), ALL_ATOMS, st.one_of(st.none(), VIEWS), st.data())
+def test_an_atom_grounded_at_some_rows_equals_online(
+    trs: list[list[Event]], atoms: Any, view: Any, data: Any
+) -> None:
+    """A column grounded at the rows read only (``atoms.deferred``: counts, token
+    counts, runs over a view), before it is ever grounded whole, gives the online
+    grounder's values at those rows (SEMANTICS.md §5)."""
+    table = pa.concat_tables([table_of([tr]) for tr in trs])
+    want = [v for tr in trs for v in ground_events(atoms, tr, None, view)]
+    keep = data.draw(st.lists(st.booleans(), min_size=len(want), max_size=len(want)))
+    rows = np.flatnonzero(np.array(keep, dtype=bool)).astype(np.int64)
+    g = Grounding(table)
+    for atom in atoms:
+        col = g.column(atom, view)
+        if not hasattr(col, "at"):
+            continue
+        value, unknown = col.at(rows)
+        assert not value[unknown].any()
+        for r, x, u in zip(rows.tolist(), value.tolist(), unknown.tolist(), strict=True):
+            w = want[r][atom]
+            assert (None if u else x) == (None if w is None else float(w)), (atom, r)
 
 
 def test_a_run_skips_the_events_outside_the_view() -> None:
