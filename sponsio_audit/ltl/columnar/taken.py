@@ -5,7 +5,7 @@ one view, each column when first asked for: a coded column (``coded``)
 by taking the codes once for every column that shares them, a deferred
 one (``at``) by grounding the view's rows only; ``sample`` reads a few
 rows without taking the whole view, and ``true_rows`` answers where an
-atom coded by one code is true from one index of the view's codes.
+atom coded by one code is true from the view's codes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         self.rows = rows
         self.taken: dict[Atom, ColumnLike] = {}
         self.codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.by_code: dict[tuple[str, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.by_code: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.no_unknown: dict[Atom, bool] = {}
         self._at: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
@@ -89,7 +89,7 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
 
     def true_rows(self, a: Atom) -> npt.NDArray[np.int64] | None:
         """Sorted positions of ``rows`` where atom ``a`` is true, when it is coded by one
-        code and never unknown (one index of the codes by value serves every such atom);
+        code and never unknown (found once per code, for every atom of that code);
         else None."""
         c = self.base[a]
         coded = getattr(c, "coded", None)
@@ -101,18 +101,12 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
             return None
         if not len(hits):
             return np.zeros(0, dtype=np.int64)
-        key = ("by code", id(codes))
-        index = self.by_code.get(key)
-        if index is None:  # one stable sort: each code's positions, in order
-            taken = self._taken(codes)
-            order = np.argsort(taken, kind="stable")
-            bounds = np.zeros(len(lut) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(taken, minlength=len(lut)), out=bounds[1:])
-            index = (codes, order, bounds)  # keeps ``codes`` alive: ids stay unique
-            self.by_code[key] = index
-        _, order, bounds = index
-        code = int(hits[0])
-        return order[bounds[code] : bounds[code + 1]]
+        key = (id(codes), int(hits[0]))
+        got = self.by_code.get(key)
+        if got is None:  # one code's positions, kept for every atom of that tool
+            got = (codes, np.flatnonzero(self._taken(codes) == key[1]))  # keeps ``codes`` alive
+            self.by_code[key] = got
+        return got[1]
 
     def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
         """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
