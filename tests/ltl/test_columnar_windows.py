@@ -1,6 +1,7 @@
-"""``G(p → F[a,b] q)`` from the true rows of p and q (``columnar.windows``, the deadline
-pattern): the reference's value, kind, blame, offending events and opened obligation
-on random traces (SEMANTICS.md §3, §4.1), and the fast path taken when it applies."""
+"""``G(p → F[a,b] q)`` and ``G(p → F q)`` from the true rows of p and q
+(``columnar.windows``: the deadline and always_followed_by patterns): the reference's
+value, kind, blame, offending events and opened obligation on random traces
+(SEMANTICS.md §3, §4.1), and the fast path taken when it applies."""
 
 from __future__ import annotations
 
@@ -8,25 +9,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.ltl import reference
-from sponsio_audit.ltl.ast import Always, EventuallyWithin, Implies, Not
+from sponsio_audit.ltl.ast import Always, Atom, Eventually, EventuallyWithin, Formula, Implies, Not
 from sponsio_audit.ltl.columnar import Evaluator, check_traces, windows
 from sponsio_audit.ltl.nnf import nnf
 from tests.ltl import columnar_strategies as S
 from tests.ltl.columnar_strategies import many_traces, table
 from tests.ltl.test_columnar_sparse import _KNOWN, _layouts, _one_code
 
+
+def _deadline(p: Atom, w: tuple[int, int] | None, q: Atom, flip: bool) -> Formula:
+    trigger = Not(Not(p)) if flip else p
+    return Always(Implies(trigger, Eventually(q) if w is None else EventuallyWithin(*w, q)))
+
+
 DEADLINES = st.builds(
-    lambda p, w, q, flip: (
-        Always(Implies(p, EventuallyWithin(w[0], w[1], q)))
-        if not flip
-        else Always(Implies(Not(Not(p)), EventuallyWithin(w[0], w[1], q)))
-    ),
+    _deadline,
     st.sampled_from(S.BOOL_ATOMS),
-    st.tuples(st.integers(0, 5), st.integers(0, 5)).map(lambda w: (min(w), max(w))),
+    st.one_of(
+        st.none(), st.tuples(st.integers(0, 5), st.integers(0, 5)).map(lambda w: (min(w), max(w)))
+    ),
     st.sampled_from(S.BOOL_ATOMS),
     st.booleans(),
 )
-"""``G(p → F[a,b] q)`` over two (possibly equal) atoms, windows up to 5 rows."""
+"""``G(p → F[a,b] q)`` (windows up to 5 rows) and ``G(p → F q)`` over two (possibly
+equal) atoms."""
 
 
 @settings(max_examples=400)
