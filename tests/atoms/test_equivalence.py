@@ -9,7 +9,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sponsio_audit.atoms import registry
+from sponsio_audit.atoms import arg_fields, registry
 from sponsio_audit.atoms.columnar import Grounding, ground_columns
 from sponsio_audit.atoms.online import Grounder, ground_events
 from sponsio_audit.event import EVENT_TYPES, Event
@@ -37,9 +37,17 @@ def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any, view: An
 
 
 @settings(max_examples=200)
-@given(traces(), ALL_ATOMS, PERMISSIONS)
-def test_columnar_equals_online(trs: list[list[Event]], atoms: Any, perms: Any) -> None:
-    _check(trs, atoms, perms)
+@given(traces(), ALL_ATOMS, PERMISSIONS, st.booleans())
+def test_columnar_equals_online(
+    trs: list[list[Event]], atoms: Any, perms: Any, in_duckdb: bool
+) -> None:
+    """Argument fields read by Python (few distinct args) or by DuckDB (many): the same."""
+    below = arg_fields.IN_DUCKDB
+    try:
+        arg_fields.IN_DUCKDB = 0 if in_duckdb else below
+        _check(trs, atoms, perms)
+    finally:
+        arg_fields.IN_DUCKDB = below
 
 
 VIEWS = st.sets(st.sampled_from(EVENT_TYPES)).map(lambda ts: frozenset({"tool_call", *ts}))
