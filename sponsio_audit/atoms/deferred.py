@@ -3,11 +3,12 @@
 A guarantee ``G(p → ψ)`` reads ψ's atoms only where p may hold
 (``ltl.columnar.sparse``) and a view reads only its own rows, so a running
 count grounded over every row of the table costs more than the rows read.
-A ``Deferred`` column is one function ``rows_of(rows)`` of sorted table
-rows (None: every row); the whole column (``value``/``unknown``) is
-``rows_of(None)``, computed on first use, so a column read at some rows
-equals the whole column there by construction: every row's value comes
-from the same arithmetic, whichever rows are asked for.
+A ``Deferred`` column is one function ``rows_of(rows)`` of table rows in
+any order (a per-agent view regroups them; None: every row); the whole
+column (``value``/``unknown``) is ``rows_of(None)``, computed on first
+use, so a column read at some rows equals the whole column there by
+construction: every row's value comes from the same arithmetic, whichever
+rows are asked for.
 
 The running atoms here (``count``, ``token_count``, a run over a view) are
 differences of prefix sums read at the rows asked for (``prefix``).
@@ -24,7 +25,7 @@ import numpy as np
 Sampled = tuple[np.ndarray, np.ndarray]
 """(value, unknown) at some rows; value zero (False) where unknown."""
 Rows = np.ndarray | None
-"""Sorted table rows, or None for every row."""
+"""Table rows (any order, each row's value computed on its own), or None for every row."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,25 +34,28 @@ class Deferred:
 
     n: int
     rows_of: Callable[[Rows], Sampled]
-    """(value, unknown) at sorted table rows (None: every row)."""
+    """(value, unknown) at table rows (None: every row)."""
 
     coded = None
     """Never coded (``ColumnLike``): sampled by ``at``."""
 
     @cached_property
     def whole(self) -> Sampled:
+        """Every row's (value, unknown), grounded once when something reads them."""
         return self.rows_of(None)
 
     @property
     def value(self) -> np.ndarray:
+        """The whole column's values (``ColumnLike``)."""
         return self.whole[0]
 
     @property
     def unknown(self) -> np.ndarray:
+        """The whole column's unknown mask (``ColumnLike``)."""
         return self.whole[1]
 
     def at(self, rows: np.ndarray) -> Sampled:
-        """(value, unknown) at sorted table ``rows`` (from the whole column once it exists)."""
+        """(value, unknown) at table ``rows`` (from the whole column once it exists)."""
         if "whole" in self.__dict__:
             value, unknown = self.whole
             return np.take(value, rows), np.take(unknown, rows)
