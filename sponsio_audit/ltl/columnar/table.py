@@ -119,6 +119,7 @@ def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.concatenate([np.diff(r.off_ptr) for r, _ in results]), out=ptr[1:])
     offending = pa.array(np.concatenate([r.off_pos for r, _ in results]), type=pa.int64())
+    offsets = pa.array(ptr)  # both list columns share them
     off_rows = np.concatenate([_offending_rows(r, v) for r, v in results])
     blame, opened = _positions(results, "blame"), _positions(results, "opened")
     trace = [
@@ -138,14 +139,14 @@ def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
         _codes(np.concatenate([_flat(r.kind) for r, _ in results]), KINDS),
         _nullable(blame),
         _nullable(opened),
-        pa.ListArray.from_arrays(pa.array(ptr), offending),
+        pa.ListArray.from_arrays(offsets, offending),
         pa.nulls(n, pa.string())
         if none.all()
         else pa.array(reasons, type=pa.string()).take(
             pa.array(np.maximum(rc, 0), mask=none if none.any() else None)
         ),
         _nullable(_rows_of(results, blame, sizes)),
-        pa.ListArray.from_arrays(pa.array(ptr), pa.array(off_rows, type=pa.int64())),
+        pa.ListArray.from_arrays(offsets, pa.array(off_rows, type=pa.int64())),
         _nullable(_rows_of(results, opened, sizes)),
     ]
     return pa.Table.from_arrays(columns, schema=RESULT_SCHEMA)
