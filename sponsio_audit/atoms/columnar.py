@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.atoms import arg_fields, fields, paths, prompts, scans
+from sponsio_audit.atoms import arg_fields, deferred, fields, paths, prompts, scans
 from sponsio_audit.atoms.columns import (
     Column,
     Columns,
@@ -38,6 +38,7 @@ from sponsio_audit.atoms.columns import (
     regex_hits,
     to_numpy,
 )
+from sponsio_audit.atoms.deferred import Deferred
 from sponsio_audit.atoms.fields import normalise_tool
 from sponsio_audit.atoms.online import Permissions, perm_set
 from sponsio_audit.atoms.registry import EVIDENCE, TOOL, Rules, spec_of
@@ -45,13 +46,21 @@ from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
 
-__all__ = ["Column", "Grounding", "ground_columns", "normalise_tool", "trace_starts"]
+__all__ = [
+    "Column",
+    "Deferred",
+    "Grounded",
+    "Grounding",
+    "ground_columns",
+    "normalise_tool",
+    "trace_starts",
+]
 
 
 class Grounding(Columns):
     """The shared columns of one events table; ``column(atom)`` grounds one atom (cached)."""
 
-    def column(self, atom: Atom, view: frozenset[str] | None = None) -> Column:
+    def column(self, atom: Atom, view: frozenset[str] | None = None) -> Grounded:
         """The grounded column of ``atom`` (cached). ``view``: the event types of the
         contract's view, over whose positions a run atom counts (None: every row)."""
         spec = spec_of(atom.name, atom.args)
@@ -61,7 +70,9 @@ class Grounding(Columns):
         return self.cached(("atom", key), lambda: rule(self, *atom.args))
 
 
-Builder = Callable[..., Column]
+Grounded = Column | Deferred
+"""An atom's column: computed whole, or grounded at the rows read (``deferred``)."""
+Builder = Callable[..., Grounded]
 RULES: Rules[Builder] = Rules("columnar")
 """One function per atom: ``fn(columns, *args)`` → the atom's column."""
 _atom = RULES.rule
@@ -78,14 +89,12 @@ def _called_any(g: Columns) -> Column:
 
 
 @_atom
-def _count(g: Columns, t: Any) -> Column:
-    return num_column(
-        scans.running_sum(g.calls(t), g.segments), scans.running_any(g.nameless(), g.segments)
-    )
+def _count(g: Columns, t: Any) -> Deferred:
+    return Deferred(g.n, deferred.running(g.calls(t), g.nameless(), g.start))
 
 
 @_atom
-def _consecutive_count(g: Columns, t: Any, view: frozenset[str] | None = None) -> Column:
+def _consecutive_count(g: Columns, t: Any, view: frozenset[str] | None = None) -> Column | Deferred:
     calls, nameless = g.calls(t), g.nameless()
     inside = np.zeros(g.n, dtype=bool)
     for k in view or ():
@@ -93,11 +102,7 @@ def _consecutive_count(g: Columns, t: Any, view: frozenset[str] | None = None) -
     if view is None or inside.all():
         return num_column(*_run(calls, nameless, g.start))
     if not nameless.any():  # the run at i: calls of t since the last view row that is not one
-        last = scans.last_index(inside & ~calls, g.start)
-        base = np.where(last >= 0, last, g.start - 1) + 1
-        total = np.zeros(g.n + 1, dtype=np.int64)
-        np.cumsum(calls, out=total[1:])
-        return num_column((total[1:] - total[base]).astype(np.float64))
+        return Deferred(g.n, deferred.run_in_view(calls, inside & ~calls, g.start))
     # over the view's rows only (an event outside the view neither ends nor extends a
     # run), then kept at the other rows, as online.Grounder does
     at = np.flatnonzero(inside)
@@ -233,7 +238,7 @@ def _context_length(g: Columns) -> Column:
 
 
 @_atom
-def _token_count(g: Columns, kind: Any) -> Column:
+def _token_count(g: Columns, kind: Any) -> Deferred:
     k = fields.check_token_kind(kind)
     at = np.flatnonzero(g.is_type("llm_response"))
     names = {"input": "tokens_in", "output": "tokens_out"}
@@ -245,11 +250,8 @@ def _token_count(g: Columns, kind: Any) -> Column:
             (t_in, n_in), (t_out, n_out) = (g.numbers_at(c, at) for c in names.values())
             value = np.where(missing, t_in + t_out, value)
             missing &= n_in | n_out
-    known = np.zeros(g.n)
-    known[at] = np.where(missing, 0.0, value)
-    unknown = np.zeros(g.n, dtype=bool)
-    unknown[at] = missing
-    return num_column(scans.running_sum(known, g.segments), scans.running_any(unknown, g.segments))
+    known = np.where(missing, 0.0, value)  # sums over the responses only
+    return Deferred(g.n, deferred.running_over(g.is_type("llm_response"), known, missing, g.start))
 
 
 @_atom
@@ -263,9 +265,8 @@ def _latency_exceeds(g: Columns, t: Any, ms: Any) -> Column:
 
 
 @_atom
-def _count_with(g: Columns, t: Any, regex: Any) -> Column:
-    hit, missing = _args_search(g, t, regex)
-    return num_column(scans.running_sum(hit, g.segments), scans.running_any(missing, g.segments))
+def _count_with(g: Columns, t: Any, regex: Any) -> Deferred:
+    return Deferred(g.n, deferred.running(*_args_search(g, t, regex), g.start))
 
 
 def _keep_field(g: Columns, t: Any, value: np.ndarray) -> Column:
@@ -379,7 +380,7 @@ def ground_columns(
     atoms: Sequence[Atom],
     permissions: Permissions = None,
     view: frozenset[str] | None = None,
-) -> dict[Atom, Column]:
+) -> dict[Atom, Grounded]:
     """Ground every atom over the events table (rows sorted by (trace_id, seq));
     ``view``: as in ``Grounding.column``."""
     g = Grounding(table, permissions)

@@ -93,8 +93,17 @@ def _codes(indices: pa.Array, size: int) -> np.ndarray:
     dtype = next(t for t in (np.int8, np.int16, np.int32) if size <= np.iinfo(t).max)
     values, valid = raw_values(indices, np.int32)
     out = values.astype(dtype)
-    if valid is not None:
-        out[~valid] = size
+    return out if valid is None else select(valid, out, size)
+
+
+def select(mask: np.ndarray, codes: np.ndarray, fill: int) -> np.ndarray:
+    """``np.where(mask, codes, fill)`` for integer codes, by arithmetic (exact: integers
+    wrap): a where over a mask with no pattern costs ~3 ms per million rows here, the
+    arithmetic ~0.2 ms for int8."""
+    keep = mask.view(np.int8) if mask.dtype == bool else mask
+    out = codes - codes.dtype.type(fill)
+    out *= keep
+    out += codes.dtype.type(fill)
     return out
 
 
@@ -205,8 +214,7 @@ class Columns:
 
         def make() -> np.ndarray:
             enc = self.encoded("tool")
-            null = enc.codes.dtype.type(len(enc.dictionary))
-            return np.where(self.is_type(TOOL), enc.codes, null)
+            return select(self.is_type(TOOL), enc.codes, len(enc.dictionary))
 
         return self.cached("call codes", make)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sponsio_audit.atoms import registry
-from sponsio_audit.atoms.columnar import ground_columns
+from sponsio_audit.atoms import arg_fields, registry
+from sponsio_audit.atoms.columnar import Grounding, ground_columns
 from sponsio_audit.atoms.online import Grounder, ground_events
 from sponsio_audit.event import EVENT_TYPES, Event
 from sponsio_audit.ltl.ast import Atom
@@ -36,9 +37,17 @@ def _check(trs: list[list[Event]], atoms: tuple[Atom, ...], perms: Any, view: An
 
 
 @settings(max_examples=200)
-@given(traces(), ALL_ATOMS, PERMISSIONS)
-def test_columnar_equals_online(trs: list[list[Event]], atoms: Any, perms: Any) -> None:
-    _check(trs, atoms, perms)
+@given(traces(), ALL_ATOMS, PERMISSIONS, st.booleans())
+def test_columnar_equals_online(
+    trs: list[list[Event]], atoms: Any, perms: Any, in_duckdb: bool
+) -> None:
+    """Argument fields read by Python (few distinct args) or by DuckDB (many): the same."""
+    below = arg_fields.IN_DUCKDB
+    try:
+        arg_fields.IN_DUCKDB = 0 if in_duckdb else below
+        _check(trs, atoms, perms)
+    finally:
+        arg_fields.IN_DUCKDB = below
 
 
 VIEWS = st.sets(st.sampled_from(EVENT_TYPES)).map(lambda ts: frozenset({"tool_call", *ts}))
@@ -52,6 +61,31 @@ def test_columnar_equals_online_over_a_view(
 ) -> None:
     """Run atoms count the view's positions (SEMANTICS.md §1, §5): both groundings."""
     _check(trs, atoms, None, view)
+
+
+@settings(max_examples=150)
+@given(traces(), ALL_ATOMS, st.one_of(st.none(), VIEWS), st.data())
+def test_an_atom_grounded_at_some_rows_equals_online(
+    trs: list[list[Event]], atoms: Any, view: Any, data: Any
+) -> None:
+    """A column grounded at the rows read only (``atoms.deferred``: counts, token
+    counts, runs over a view), before it is ever grounded whole, gives the online
+    grounder's values at those rows, in any order (SEMANTICS.md §5)."""
+    table = pa.concat_tables([table_of([tr]) for tr in trs])
+    want = [v for tr in trs for v in ground_events(atoms, tr, None, view)]
+    keep = data.draw(st.lists(st.booleans(), min_size=len(want), max_size=len(want)))
+    picked = np.flatnonzero(np.array(keep, dtype=bool)).tolist()
+    rows = np.array(data.draw(st.permutations(picked)), dtype=np.int64)  # per-agent views regroup
+    g = Grounding(table)
+    for atom in atoms:
+        col = g.column(atom, view)
+        if not hasattr(col, "at"):
+            continue
+        value, unknown = col.at(rows)
+        assert not value[unknown].any()
+        for r, x, u in zip(rows.tolist(), value.tolist(), unknown.tolist(), strict=True):
+            w = want[r][atom]
+            assert (None if u else x) == (None if w is None else float(w)), (atom, r)
 
 
 def test_a_run_skips_the_events_outside_the_view() -> None:

@@ -32,6 +32,10 @@ def test_one_segment_per_run_of_equal_ids(ids: list[str | None]) -> None:
         starts += [first] * n
         first += n
     assert s.start.tolist() == starts
+    for k in range(min(len(ids), 9)):  # a slice of a longer array: its bits start mid-byte
+        assert Segments.of_ids(pa.array(ids, type=pa.string()).slice(k)).lengths.tolist() == (
+            _runs(ids[k:])
+        )
 
 
 def test_chunked_ids_cut_across_chunks() -> None:

@@ -2,7 +2,9 @@
 
 One concern a module: ``segments`` (where each trace lies in the rows),
 ``scans`` (the temporal operators as segmented NumPy scans over Kleene
-columns), ``values`` (the evaluator: a formula's row values), ``blame``
+columns), ``values`` (the evaluator: a formula's row values), ``taken``
+(grounded columns sampled at a view's rows), ``sparse`` (``G ψ`` at the
+rows where ψ can fail), ``blame``
 (the first bad prefix by a "bad time" scan), ``checks`` (``reference.check``
 for every trace at once), ``views`` (the rows a contract sees, as
 segments), ``result`` (one contract's verdict arrays and their codes),
@@ -24,7 +26,8 @@ from sponsio_audit.ltl.columnar.result import ContractResult
 from sponsio_audit.ltl.columnar.scans import KCol
 from sponsio_audit.ltl.columnar.segments import Segments
 from sponsio_audit.ltl.columnar.table import RESULT_SCHEMA, result_table, results_table
-from sponsio_audit.ltl.columnar.values import Col, ColumnLike, Evaluator, TakenColumns, at_end
+from sponsio_audit.ltl.columnar.taken import TakenColumns
+from sponsio_audit.ltl.columnar.values import Col, ColumnLike, Evaluator, at_end
 from sponsio_audit.ltl.columnar.views import View, view_columns
 
 __all__ = [

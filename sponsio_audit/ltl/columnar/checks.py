@@ -29,7 +29,7 @@ import numpy.typing as npt
 from sponsio_audit.ltl import reference
 from sponsio_audit.ltl.ast import Always, And, Atom, Eventually, Formula, Or, atoms, is_future_free
 from sponsio_audit.ltl.columnar import scans as ops
-from sponsio_audit.ltl.columnar import sparse
+from sponsio_audit.ltl.columnar import sparse, windows
 from sponsio_audit.ltl.columnar.blame import BlameScan, Unsupported
 from sponsio_audit.ltl.columnar.scans import Segments
 from sponsio_audit.ltl.columnar.values import ColumnLike, Evaluator, at_end
@@ -146,6 +146,10 @@ def check_formula(ev: Evaluator, f: Formula, checker: Checker | None = None) -> 
     when ``f`` has a shape the bad-time scan does not cover.
     """
     g = nnf(f)
+    if isinstance(f, Always) and isinstance(g, Always):  # G(p → F[a,b] q) from p's, q's rows
+        within = windows.g_within(ev, g)
+        if within is not None:
+            return Checks(*within)
     past = isinstance(f, Always) and isinstance(g, Always) and is_future_free(f.arg)
     # G(p → ψ): ψ only at the rows where p may hold
     got = sparse.g_past(ev, g) if isinstance(g, Always) and past else None

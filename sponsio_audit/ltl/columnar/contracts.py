@@ -84,16 +84,21 @@ class _Builder:
         self, g: int, ch: Checks, where: npt.NDArray[np.bool_], kind: IntArray, shift: IntArray
     ) -> None:
         """Guarantee g violated where ``where``: kind, blame, opened, offending from ``ch``."""
-        self.verdict[g, where] = VIOLATED
-        self.kind[g, where] = kind[where]
-        self.blame[g, where] = np.where(ch.blame < 0, -1, ch.blame + shift)[where]
-        self.opened[g, where] = np.where(ch.opened < 0, -1, ch.opened + shift)[where]
+        shifted = bool(shift.any())  # positions are -1 (none) or >= 0: kept as they are
+        self.verdict[g][where] = VIOLATED
+        self.kind[g][where] = kind[where]
+        blame, opened = ch.blame[where], ch.opened[where]
+        if shifted:
+            blame = np.where(blame < 0, -1, blame + shift[where])
+            opened = np.where(opened < 0, -1, opened + shift[where])
+        self.blame[g][where] = blame
+        self.opened[g][where] = opened
         counts = np.diff(ch.off_ptr)
         pos = ch.off_pos
         if bool(counts[~where].any()):
             pos = pos[np.repeat(where, counts)]
             counts = np.where(where, counts, 0)
-        if bool(shift.any()):
+        if shifted:
             pos = pos + np.repeat(shift, counts)
         self.off.append((g, counts, pos))
 

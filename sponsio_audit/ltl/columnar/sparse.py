@@ -115,6 +115,8 @@ def _candidates(ev: Evaluator, f: Formula, within: IntArray | None) -> Rows | No
             return None if ra is None or rb is None else _union(ra, rb, n)
         case Implies(a, b):
             return _candidates(ev, Or(Not(a), b), within)
+    if within is None and (known := _known_rows(ev, f)) is not None:
+        return known
     if _cheap(f) and (within is None or f in ev.memo or len(within) > NARROW * n):
         lo = ev.values(f).lo  # the whole-view column is as cheap
         return ~lo if within is None else within[~lo[within]]
@@ -122,6 +124,27 @@ def _candidates(ev: Evaluator, f: Formula, within: IntArray | None) -> Rows | No
         start = np.take(ev.s.first, segment_of(ev.s, within)) if not _literal(f) else within
         return within[~at_rows(ev, f, within, start).lo]
     return None
+
+
+def _known_rows(ev: Evaluator, f: Formula) -> IntArray | None:
+    """The candidates of ``¬a`` or ``Z ¬a`` (NNF of ¬Y a) as rows, for an atom a whose
+    true rows the columns know (``Evaluator.true_rows``: one tool's calls) and few:
+    where a (Y a) holds; None otherwise."""
+    match f:
+        case Not(Atom() as a):
+            rows = ev.true_rows(a)
+        case WeakYesterday(Not(Atom() as a)):
+            hits = ev.true_rows(a)
+            if hits is None:
+                return None
+            first = np.zeros(ev.s.n_rows + 1, dtype=bool)  # Y a is false at a trace's start
+            first[ev.s.first] = True
+            first[ev.s.n_rows] = True
+            after = hits + 1
+            rows = after[~first[after]]
+        case _:
+            return None
+    return None if rows is None or len(rows) > NARROW * ev.s.n_rows else rows
 
 
 def _intersect(a: Rows, b: Rows) -> Rows:
@@ -189,11 +212,15 @@ def at_rows(ev: Evaluator, f: Formula, rows: IntArray, start: IntArray) -> KCol:
         case Yesterday(a) | WeakYesterday(a):
             return _before(ev, a, rows, start, isinstance(f, WeakYesterday))
         case Once(a):
-            return _last(ev.values(a), rows, start, None)
+            return _once(ev, a, rows, start, None)
+        case Historically(Not(b)):  # H ¬b = ¬O b (NNF of ¬O b)
+            return ops.k_not(_once(ev, b, rows, start, None))
         case Historically(a):
             return ops.k_not(_last(ops.k_not(ev.values(a)), rows, start, None))
         case OnceWithin(k, a):
-            return _last(ev.values(a), rows, start, k)
+            return _once(ev, a, rows, start, k)
+        case HistoricallyWithin(k, Not(b)):
+            return ops.k_not(_once(ev, b, rows, start, k))
         case HistoricallyWithin(k, a):
             return ops.k_not(_last(ops.k_not(ev.values(a)), rows, start, k))
     return _take(ev.values(f), rows)
@@ -218,6 +245,17 @@ def _before(ev: Evaluator, a: Formula, rows: IntArray, start: IntArray, weak: bo
     return KCol.exact(out[0]) if len(out) == 1 else KCol(out[0], out[1])
 
 
+def _once(ev: Evaluator, a: Formula, rows: IntArray, start: IntArray, k: int | None) -> KCol:
+    """O a / O[k] a at ``rows``: searched among a's true rows when the columns know them
+    (no scan of a's column), else ``_last``."""
+    if k is None or k > SHORT_WINDOW:
+        hits = ev.true_rows(a)
+        if hits is not None:
+            bound = start if k is None else np.maximum(start, rows - k)
+            return KCol.exact(_found(hits, rows, bound))
+    return _last(ev.values(a), rows, start, k)
+
+
 def _last(col: KCol, rows: IntArray, start: IntArray, k: int | None) -> KCol:
     """O a (k None) or O[k] a at ``rows``: the last row ≤ i where a holds lies in
     [start, i] (or [max(start, i − k), i])."""
@@ -236,7 +274,11 @@ def _last(col: KCol, rows: IntArray, start: IntArray, k: int | None) -> KCol:
 
 def _searched(x: BoolArray, rows: IntArray, lo_bound: IntArray) -> BoolArray:
     """Some row of ``x`` in [lo_bound, i] at each row i of ``rows`` (binary search)."""
-    hits = np.flatnonzero(x)
+    return _found(np.flatnonzero(x), rows, lo_bound)
+
+
+def _found(hits: IntArray, rows: IntArray, lo_bound: IntArray) -> BoolArray:
+    """Some of the sorted ``hits`` in [lo_bound, i] at each row i of ``rows``."""
     if not len(hits):
         return np.zeros(len(rows), bool)
     j = np.searchsorted(hits, rows, side="right") - 1

@@ -22,7 +22,7 @@ RESULT_SCHEMA = pa.schema(
     [
         pa.field("trace", pa.int64(), nullable=False),
         pa.field("agent", pa.string()),
-        pa.field("contract", pa.string(), nullable=False),
+        pa.field("contract", pa.dictionary(pa.int32(), pa.string()), nullable=False),
         pa.field("guarantee", pa.int32(), nullable=False),
         pa.field("verdict", pa.dictionary(pa.int8(), pa.string()), nullable=False),
         pa.field("kind", pa.dictionary(pa.int8(), pa.string())),
@@ -92,23 +92,13 @@ def _offending_rows(r: ContractResult, view: View) -> IntArray:
     return view.rows[np.repeat(first, np.diff(r.off_ptr)) + r.off_pos]
 
 
-def _texts(values: list[str], sizes: list[int]) -> pa.Array:
-    """``values[i]`` repeated ``sizes[i]`` times, as one string array built from buffers."""
-    encoded = [v.encode() for v in values]
-    total = sum(len(e) * k for e, k in zip(encoded, sizes, strict=True))
-    if total >= 2**31:  # past 32-bit offsets: Arrow's take builds it in chunks
-        which = np.repeat(np.arange(len(values), dtype=np.int32), sizes)
-        return pa.array(values, type=pa.string()).take(pa.array(which))
-    ends = [
-        np.arange(1, k + 1, dtype=np.int64) * len(e) for e, k in zip(encoded, sizes, strict=True)
-    ]
-    base = np.cumsum([0, *(len(e) * k for e, k in zip(encoded, sizes, strict=True))])
-    offsets = np.concatenate([[0], *(e + b for e, b in zip(ends, base[:-1], strict=True))])
-    data = b"".join(e * k for e, k in zip(encoded, sizes, strict=True))
-    n = sum(sizes)
-    return pa.Array.from_buffers(
-        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
-    )
+def _names(values: list[str], sizes: list[int]) -> pa.Array:
+    """``values[i]`` repeated ``sizes[i]`` times, as codes into the distinct values (no
+    string copied per row; the engine's text columns are such dictionaries)."""
+    distinct = list(dict.fromkeys(values))
+    code = {v: k for k, v in enumerate(distinct)}
+    idx = np.repeat(np.array([code[v] for v in values], dtype=np.int32), sizes)
+    return pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(distinct, type=pa.string()))
 
 
 def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
@@ -129,6 +119,7 @@ def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.concatenate([np.diff(r.off_ptr) for r, _ in results]), out=ptr[1:])
     offending = pa.array(np.concatenate([r.off_pos for r, _ in results]), type=pa.int64())
+    offsets = pa.array(ptr)  # both list columns share them
     off_rows = np.concatenate([_offending_rows(r, v) for r, v in results])
     blame, opened = _positions(results, "blame"), _positions(results, "opened")
     trace = [
@@ -142,20 +133,20 @@ def results_table(results: Sequence[tuple[ContractResult, View]]) -> pa.Table:
     columns = [
         pa.array(np.concatenate(trace), type=pa.int64()),
         _agents(results, sizes, n),
-        _texts([r.contract.id for r, _ in results], sizes),
+        _names([r.contract.id for r, _ in results], sizes),
         pa.array(np.concatenate(guarantee), type=pa.int32()),
         _codes(np.concatenate([_flat(r.verdict) for r, _ in results]), VERDICTS),
         _codes(np.concatenate([_flat(r.kind) for r, _ in results]), KINDS),
         _nullable(blame),
         _nullable(opened),
-        pa.ListArray.from_arrays(pa.array(ptr), offending),
+        pa.ListArray.from_arrays(offsets, offending),
         pa.nulls(n, pa.string())
         if none.all()
         else pa.array(reasons, type=pa.string()).take(
             pa.array(np.maximum(rc, 0), mask=none if none.any() else None)
         ),
         _nullable(_rows_of(results, blame, sizes)),
-        pa.ListArray.from_arrays(pa.array(ptr), pa.array(off_rows, type=pa.int64())),
+        pa.ListArray.from_arrays(offsets, pa.array(off_rows, type=pa.int64())),
         _nullable(_rows_of(results, opened, sizes)),
     ]
     return pa.Table.from_arrays(columns, schema=RESULT_SCHEMA)

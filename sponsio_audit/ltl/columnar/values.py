@@ -10,7 +10,7 @@ evaluator share their common sub-formulas.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -58,7 +58,9 @@ class ColumnLike(Protocol):
 
     A bool column may also carry ``coded = (codes, lut)`` with ``value ==
     lut[codes]``: it is then sampled by taking the codes (shared by every
-    column with the same codes) instead of the values.
+    column with the same codes) instead of the values. A column with a method
+    ``at(rows) -> (value, unknown)`` (``atoms.deferred``) is grounded at the rows
+    sampled only, never whole.
     """
 
     @property
@@ -74,76 +76,6 @@ class Col:
 
     value: np.ndarray
     unknown: np.ndarray
-
-
-class TakenColumns(Mapping[Atom, ColumnLike]):
-    """``columns`` restricted to ``rows``, each column taken on first use and kept."""
-
-    def __init__(self, columns: Mapping[Atom, ColumnLike], rows: npt.NDArray[np.int64]) -> None:
-        self.base = columns
-        self.rows = rows
-        self.taken: dict[Atom, ColumnLike] = {}
-        self.codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.no_unknown: dict[Atom, bool] = {}
-        self._at: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
-
-    def __getitem__(self, a: Atom) -> ColumnLike:
-        got = self.taken.get(a)
-        if got is None:
-            c = self.base[a]
-            known = self._known(a, c)
-            unknown = np.zeros(len(self.rows), bool) if known else np.take(c.unknown, self.rows)
-            coded = getattr(c, "coded", None)
-            value = self._lookup(*coded) if coded is not None else np.take(c.value, self.rows)
-            got = Col(value, unknown)
-            self.taken[a] = got
-        return got
-
-    def sample(self, a: Atom, at: npt.NDArray[np.int64]) -> ColumnLike:
-        """Column ``a`` at positions ``at`` of ``rows`` only (from the taken column when
-        there is one, else straight from the grounded column)."""
-        got = self.taken.get(a)
-        if got is not None:
-            return Col(np.take(got.value, at), np.take(got.unknown, at))
-        c = self.base[a]
-        if self._at is None or self._at[0] is not at:
-            self._at = (at, np.take(self.rows, at))  # atoms sampled at the same rows share it
-        rows = self._at[1]
-        coded = getattr(c, "coded", None)
-        if coded is None:
-            value = np.take(c.value, rows)
-        else:
-            shared = self.codes.get(id(coded[0]))  # the view's codes, taken already
-            codes = np.take(shared[1], at) if shared is not None else np.take(coded[0], rows)
-            value = np.take(coded[1], codes)
-        known = self._known(a, c)
-        return Col(value, np.zeros(len(at), bool) if known else np.take(c.unknown, rows))
-
-    def _known(self, a: Atom, c: ColumnLike) -> bool:
-        """Whether grounded column ``a`` has no unknown row (checked once per atom)."""
-        got = self.no_unknown.get(a)
-        if got is None:
-            got = c.unknown is None or not c.unknown.any()
-            self.no_unknown[a] = got
-        return got
-
-    def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
-        """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
-        got = self.codes.get(id(codes))
-        if got is None:
-            got = (codes, np.take(codes, self.rows))  # keeps ``codes`` alive: ids stay unique
-            self.codes[id(codes)] = got
-        taken = got[1]
-        hits = np.flatnonzero(lut)
-        if len(hits) == 1:
-            return np.asarray(taken == int(hits[0]))  # stays in the codes' dtype
-        return np.take(lut, taken)
-
-    def __iter__(self) -> Iterator[Atom]:
-        return iter(self.base)
-
-    def __len__(self) -> int:
-        return len(self.base)
 
 
 # ---------------------------------------------------------------- values
@@ -247,6 +179,18 @@ class Evaluator:
         c = self.column(a)
         unknown = None if c.unknown is None else np.take(c.unknown, rows)
         return Col(np.take(c.value, rows), unknown)
+
+    def true_rows(self, f: Formula) -> npt.NDArray[np.int64] | None:
+        """Sorted rows where ``f`` is true when it is an atom whose columns can say so
+        without a scan (``TakenColumns.true_rows``); else None."""
+        get = getattr(self.columns, "true_rows", None)
+        if get is None or not isinstance(f, Atom):
+            return None
+        try:
+            got: npt.NDArray[np.int64] | None = get(f)
+        except KeyError:
+            raise KeyError(f"atom {f!r} was not grounded") from None
+        return got
 
     def atom_at(self, a: Atom, rows: npt.NDArray[np.int64]) -> KCol:
         """``_atom`` at some rows only."""

@@ -15,7 +15,8 @@ import numpy as np
 
 from sponsio_audit.ltl.ast import Atom
 from sponsio_audit.ltl.columnar.segments import IntArray, Segments
-from sponsio_audit.ltl.columnar.values import ColumnLike, TakenColumns
+from sponsio_audit.ltl.columnar.taken import TakenColumns
+from sponsio_audit.ltl.columnar.values import ColumnLike
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +39,12 @@ def view_columns(columns: Mapping[Atom, ColumnLike], view: View) -> Mapping[Atom
     are when the view is every row of the table)."""
     rows = view.rows
     first = next(iter(columns.values()), None)
-    if first is not None and len(rows) == len(first.value) and bool(np.all(np.diff(rows) == 1)):
+    if first is not None and len(rows) == _length(first) and bool(np.all(np.diff(rows) == 1)):
         return columns
     return TakenColumns(columns, rows)
+
+
+def _length(c: ColumnLike) -> int:
+    """Rows of a grounded column, without grounding a deferred one whole (its ``n``)."""
+    n = getattr(c, "n", None)
+    return len(c.value) if n is None else int(n)
