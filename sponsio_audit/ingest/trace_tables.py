@@ -137,9 +137,6 @@ def _runs(keys: list[Any]) -> list[tuple[Any, int, int]]:
 
 
 def _gathered(col: list[Any], ranges: list[tuple[int, int]]) -> list[Any]:
-    if len(ranges) == 1:
-        a, b = ranges[0]
-        return col[a:b]
     return [v for a, b in ranges for v in col[a:b]]
 
 
@@ -148,7 +145,8 @@ def from_columns(cols: Columns) -> Traced:
     from the chunk's own lists (rows without a trace id, which pass 2 never reads, left
     out; a trace's spans in chunk position order; traces by trace id)."""
     c = cols.cols
-    base = [c[k] for k in _BASE if k != "file_id"]
+    base = [c[k] if k != "file_id" else [cols.file_id] * len(cols) for k in _BASE]
+    sid, pid, fid, rec, start, end, service = base
     facts = cols.facts
     where: dict[Any, list[tuple[int, int]]] = {}
     for k, a, b in _runs(c["trace_id"]):
@@ -157,10 +155,12 @@ def from_columns(cols: Columns) -> Traced:
     out = _Out()
     for k in sorted(where):
         ranges = where[k]
-        sid, pid, rec, start, end, service = (_gathered(col, ranges) for col in base)
-        n = len(sid)
-        spans = TraceSpans(sid, pid, [cols.file_id] * n, rec, start, end, service,
-                           _gathered(facts, ranges))  # fmt: skip
+        if len(ranges) == 1:  # the usual case: a trace's spans written together
+            ((a, b),) = ranges
+            spans = TraceSpans(sid[a:b], pid[a:b], fid[a:b], rec[a:b], start[a:b], end[a:b],
+                               service[a:b], facts[a:b])  # fmt: skip
+        else:
+            spans = TraceSpans(*(_gathered(col, ranges) for col in [*base, facts]))
         out.add(k, spans)
     return out.traced()
 
