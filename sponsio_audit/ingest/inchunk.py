@@ -50,7 +50,11 @@ class RangeChunk:
 def decode_chunk(item: RecordChunk | RangeChunk) -> Decoded:
     """``decode`` of a chunk, reading it first when it is a ``RangeChunk`` (its Python
     column lists dropped: they are not sent back from a worker)."""
-    return replace(decode(item.read() if isinstance(item, RangeChunk) else item), columns=None)
+    return replace(_decoded(item), columns=None)
+
+
+def _decoded(item: RecordChunk | RangeChunk) -> Decoded:
+    return decode(item.read() if isinstance(item, RangeChunk) else item)
 
 
 def chunk_events(d: Decoded) -> Traced:
@@ -75,5 +79,5 @@ def table_events(facts: pa.RecordBatch | pa.Table) -> Traced:
 
 def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
     """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
-    d = decode(item.read() if isinstance(item, RangeChunk) else item)
+    d = _decoded(item)
     return replace(d, columns=None), chunk_events(d)

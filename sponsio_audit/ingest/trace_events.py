@@ -24,7 +24,11 @@ Everything that needs the span tree happens here, once per trace:
   after the one-key args of the requesting call with the same tool call id;
   otherwise its args stay missing;
 - a span id seen twice in one trace (re-exported span) gives events once (first copy);
-  a span whose parent is absent (or in a cycle) is a root.
+  a span whose parent is absent (or in a cycle) is a root (``span_tree``).
+
+A trace comes in as ``TraceSpans`` (per-column lists: a chunk's own, or Arrow rows
+read back) and its events go out as ``BODY_FIELDS`` tuples in ``seq`` order;
+``trace_tables`` adds the trace id and ``seq`` and turns them into Arrow.
 """
 
 from __future__ import annotations

@@ -11,15 +11,21 @@ tool and guard spans) both give the same events, decisions and trace rows.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sponsio_audit.ingest import Store, inchunk, ingest
+from sponsio_audit.ingest.chunks import Decoded
 from sponsio_audit.ingest.columns import Columns
-from sponsio_audit.ingest.conventions import span_facts
+from sponsio_audit.ingest.conventions import FACT_FIELDS, span_facts
 from sponsio_audit.ingest.inchunk import table_events
-from sponsio_audit.ingest.trace_tables import from_columns
+from sponsio_audit.ingest.trace_tables import Traced, from_columns
+
+from ..hostile.inputs import CASES, build
 
 _CALLS = json.dumps(
     [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search",
@@ -75,3 +81,41 @@ def test_events_from_the_lists_equal_events_from_the_arrow_rows(rows: list[tuple
     assert got.counts.to_pylist() == want.counts.to_pylist()
     assert got.spans is not None and want.spans is not None
     assert got.spans.to_pylist() == want.spans.to_pylist()
+
+
+HOSTILE = ("lone_surrogate", "int64_overflow", "xml_illegal", "markup", "odd_attribute_types",
+           "huge_attribute", "invalid_utf8", "deep_nesting", "many_attributes",
+           "broken_json_lines", "mixed_signals", "nul_prefix", "truncated_protobuf")  # fmt: skip
+
+
+def _typed(values: list[Any]) -> list[tuple[type, Any]]:
+    return [(type(v), v) for v in values]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_chunks_lists_hold_the_values_its_store_rows_read_back(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``from_columns`` reads the lists as pass 2 reads the stored rows: every value the
+    decoders and conventions put in a chunk's lists (lone surrogates, integers beyond int64,
+    odd attribute types, …) is one its Arrow column holds as is (``store._fit`` changes
+    nothing), checked on every chunk of a real ingest of hostile inputs (a spy)."""
+    case = next(c for c in CASES if c.name == name)
+    build(case, tmp_path / "in")
+    seen: list[int] = []
+    real = inchunk.chunk_events
+
+    def spy(d: Decoded) -> Traced:
+        assert d.columns is not None
+        c, facts = d.columns, d.facts
+        for k in ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "service"):
+            assert _typed(c.cols[k]) == _typed(facts.column(k).to_pylist()), k
+        fact_cols = list(zip(*c.facts, strict=True)) if c.facts else [()] * len(FACT_FIELDS)
+        for k, col in zip(FACT_FIELDS, fact_cols, strict=True):
+            assert _typed(list(col)) == _typed(facts.column(k).to_pylist()), k
+        seen.append(facts.num_rows)
+        return real(d)
+
+    monkeypatch.setattr(inchunk, "chunk_events", spy)
+    ingest([tmp_path / "in"], Store.open(None))
+    assert seen and sum(seen) > 0
