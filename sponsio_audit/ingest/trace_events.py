@@ -261,6 +261,7 @@ def span_events(
     wanting = _llm_calls(facts, llms, has_tools, staged)
     staged.sort(key=_key)
     bodies = [e for _, e in staged]
+    del staged  # its sort keys: a 200k-span trace's are ~30 MB
     if wanting:
         bodies = _unrecorded(bodies, wanting)
     out.extend(bodies)

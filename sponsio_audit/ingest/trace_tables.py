@@ -99,18 +99,18 @@ def _event_batch(
     n = len(bodies)
     sizes = np.asarray(counts, dtype=np.int64)
     trace_no = np.repeat(np.arange(len(keys)), sizes)
-    tids = _array(keys, EVENT_SCHEMA.field("trace_id").type).take(pa.array(trace_no))
-    offsets = np.cumsum(sizes) - sizes
-    seqs = pa.array(np.arange(n, dtype=np.int64) - np.repeat(offsets, sizes))
+    tids = _array(keys, EVENT_SCHEMA.field("trace_id").type)
+    seqs = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     if n <= SLICE_ROWS:
-        return _part(bodies, tids, seqs)
+        return _part(bodies, tids.take(pa.array(trace_no)), pa.array(seqs))
     parts: list[pa.RecordBatch] = []
     bodies.reverse()
     at = 0
     while bodies:
         part = [bodies.pop() for _ in range(min(SLICE_ROWS, len(bodies)))]
-        b = _part(part, tids.slice(at, len(part)), seqs.slice(at, len(part)))
-        at += len(part)
+        to = at + len(part)
+        b = _part(part, tids.take(pa.array(trace_no[at:to])), pa.array(seqs[at:to]))
+        at = to
         parts.extend(b.to_batches() if isinstance(b, pa.Table) else [b])
         del part
     table = pa.Table.from_batches(parts, EVENT_SCHEMA).combine_chunks()
@@ -207,8 +207,13 @@ def from_table(table: pa.Table, key: str, shared: bool = True) -> Traced:
     """Events and decisions of the whole traces in ``table`` (columns ``key`` and
     ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order)."""
     keys, cols = _table_columns(table, key, shared)
+    runs = _runs(keys)
+    del keys
     out = _Out()
-    for k, a, b in _runs(keys):
-        out.add(k, TraceSpans(*(col[a:b] for col in cols)))
+    if len(runs) == 1:  # one trace (a 200k-span one, say): its lists as they are, not copied
+        out.add(runs[0][0], TraceSpans(*cols))
+    else:
+        for k, a, b in runs:
+            out.add(k, TraceSpans(*(col[a:b] for col in cols)))
     del cols
     return out.traced()
