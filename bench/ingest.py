@@ -20,8 +20,8 @@ none; the stage line says how much CPU the instrumented run took beside it. Stag
 ``decode`` (record parse and OTLP span extraction), ``attrs json`` (the raw
 ``spans.attributes`` text), ``conventions`` (span → facts), ``arrow`` (row
 tuples → Arrow batches), ``store write`` (DuckDB inserts, pass-1 events staged and
-written included), ``events``
-(facts of a trace → Python rows → its events) and ``other`` (the rest: file reading,
+written included), ``events`` (a chunk's spans grouped by trace → their events;
+in pass 2 after Arrow → Python) and ``other`` (the rest: file reading,
 chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
 workers, so only the main process's stages are shown; the machine is
 shared, so CPU time is the steadier figure.
@@ -253,8 +253,11 @@ WRAPPED = (
     ("store write", "sponsio_audit.ingest.store", "Store.insert"),
     ("store write", "sponsio_audit.ingest.staging", "Stage.flush"),  # pass-1 events staged
     ("store write", "sponsio_audit.ingest.staging", "Stage.publish"),  # … and written
-    ("events", "sponsio_audit.ingest.chunks", "trace_events"),
-    ("events", "sponsio_audit.ingest.chunks", "_rows"),  # Arrow → Python rows (both passes)
+    ("arrow", "sponsio_audit.ingest.trace_tables", "_event_batch"),  # event bodies → Arrow
+    ("arrow", "sponsio_audit.ingest.trace_tables", "rows_batch"),  # decisions, trace rows
+    # a chunk's or pass 2's spans → grouped by trace → events (Arrow → Python in pass 2)
+    ("events", "sponsio_audit.ingest.inchunk", "from_columns"),
+    ("events", "sponsio_audit.ingest.chunks", "from_table"),
 )
 """Every stage of ``STAGES`` must be here, and each name must exist: a missing one is an
 error (the bench would otherwise report a stage as zero after a refactoring)."""

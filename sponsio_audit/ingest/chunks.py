@@ -23,7 +23,6 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto, otlp_structs
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import span_facts
@@ -37,14 +36,8 @@ from sponsio_audit.ingest.sniff import (
     raw_lines,
     unwrap_record,
 )
-from sponsio_audit.ingest.store import (
-    DECISIONS_SCHEMA,
-    LOGS_SCHEMA,
-    TRACES_SCHEMA,
-    decision_row,
-    rows_batch,
-)
-from sponsio_audit.ingest.trace_events import ROW_FIELDS, trace_events
+from sponsio_audit.ingest.store import LOGS_SCHEMA, rows_batch
+from sponsio_audit.ingest.trace_tables import Traced, from_table
 from sponsio_audit.ingest.values import dumps
 from sponsio_audit.trace_batches import whole_traces
 
@@ -103,6 +96,7 @@ class Decoded:
     facts: pa.RecordBatch
     skipped: list[tuple[int, str]]
     logs: pa.RecordBatch | None = None
+    columns: Columns | None = None
 
 
 def record_chunks(
@@ -267,6 +261,7 @@ def _decoded(
         fact_batch,
         skipped,
         rows_batch(log_rows, LOGS_SCHEMA) if log_rows else None,
+        cols,
     )
 
 
@@ -278,19 +273,6 @@ def shift_pos(facts: pa.RecordBatch | pa.Table, offset: int) -> pa.RecordBatch |
     return facts.set_column(i, "pos", pc.add(facts.column(i), pa.scalar(offset, pa.int64())))
 
 
-@dataclass(frozen=True)
-class Traced:
-    """Events (``EVENT_SCHEMA`` batch), guard decisions and (trace, event count) rows of
-    some whole traces (a trace with no events is listed too)."""
-
-    traces: int
-    events: pa.RecordBatch
-    decisions: pa.RecordBatch
-    counts: pa.RecordBatch | None = None
-    spans: pa.Array | None = None
-    """Span rows of each trace, in ``counts`` order (how the pipeline tells a trace whole)."""
-
-
 def trace_chunks(
     batches: Iterator[pa.RecordBatch], rows: int | None = None, key: str = TRACE_KEY
 ) -> Iterator[pa.Table]:
@@ -299,99 +281,9 @@ def trace_chunks(
     return whole_traces(batches, key=key, rows=EVENTS_ROWS if rows is None else rows)
 
 
-SLICE_ROWS = 20_000
-"""Rows converted at a time between Arrow and Python tuples by ``events`` (a 200k-span
-trace's column lists, or event tuples, are not all alive beside the rest)."""
-
-
-def _values(col: pa.ChunkedArray) -> list[Any]:
-    """A column as Python values, equal strings as one shared object.
-
-    A trace's rows repeat the same few strings (trace id, service, role, tool, …)
-    on every span; ``to_pylist`` makes a new object per row (a 200k-span trace:
-    about 300 MB more at its peak), the dictionary's values are made once each.
-    """
-    if col.null_count == len(col):
-        return [None] * len(col)
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        return col.to_pylist()
-    out: list[Any] = []
-    for chunk in pc.dictionary_encode(col).chunks:
-        words = chunk.dictionary.to_pylist()
-        words.append(None)  # index -1: a null row
-        idx = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).tolist()
-        out.extend(map(words.__getitem__, idx))
-    return out
-
-
-def _rows(table: pa.Table, shared: bool = True) -> tuple[list[Any], list[tuple]]:
-    """``table``'s ``TRACE_KEY`` values and its rows as ``ROW_FIELDS`` tuples, converted
-    ``SLICE_ROWS`` at a time, so only one slice's column lists are alive beside the rows.
-
-    ``shared=False`` converts with ``to_pylist`` (a new object per value): for one chunk's
-    rows, whose size is bounded, it is faster (0.7 against 1.2 µs per span, bench rows).
-    """
-    values = _values if shared else pa.ChunkedArray.to_pylist
-    rows: list[tuple] = []
-    for at in range(0, table.num_rows, SLICE_ROWS):
-        part = table.slice(at, SLICE_ROWS)
-        cols = [values(part.column(name)) for name in ROW_FIELDS]
-        rows.extend(zip(*cols, strict=True))
-        del cols
-    return values(table.column(TRACE_KEY)), rows
-
-
-def _batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
-    """``rows_batch`` of ``rows``, converted ``SLICE_ROWS`` at a time with the converted
-    tuples freed (``rows`` is emptied): a 200k-span trace's event tuples are not all
-    alive beside their Arrow columns."""
-    if len(rows) <= SLICE_ROWS:
-        return rows_batch(rows, schema)
-    parts: list[pa.RecordBatch] = []
-    rows.reverse()
-    while rows:
-        part = [rows.pop() for _ in range(min(SLICE_ROWS, len(rows)))]
-        b = rows_batch(part, schema)
-        parts.extend(b.to_batches() if isinstance(b, pa.Table) else [b])
-        del part
-    table = pa.Table.from_batches(parts, schema).combine_chunks()
-    del parts
-    batches = table.to_batches()
-    return batches[0] if len(batches) == 1 else table
-
-
 @_acyclic
 def events(table: pa.Table, shared: bool = True) -> Traced:
     """Events and decisions of the whole traces in ``table`` (columns ``TRACE_KEY`` and
     ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order);
-    ``shared``: see ``_rows``."""
-    ev_rows: list[tuple] = []
-    dec_rows: list[tuple] = []
-
-    def decide(d: tuple) -> None:
-        dec_rows.append(decision_row(d))
-
-    counts: list[tuple] = []
-    spans: list[int] = []
-    key: Any = None
-    rows: list[tuple] = []
-    keys, table_rows = _rows(table, shared)
-    for k, row in zip(keys, table_rows, strict=True):
-        if k != key:
-            if rows:
-                counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
-                spans.append(len(rows))
-            key, rows = k, []
-        rows.append(row)
-    del table_rows
-    if rows:
-        counts.append((key, trace_events(key, rows, ev_rows.append, decide)))
-        spans.append(len(rows))
-    del rows
-    return Traced(
-        len(counts),
-        _batch(ev_rows, EVENT_SCHEMA),
-        rows_batch(dec_rows, DECISIONS_SCHEMA),
-        rows_batch(counts, TRACES_SCHEMA),
-        pa.array(spans, pa.int64()),
-    )
+    ``shared``: see ``trace_tables.from_table``."""
+    return from_table(table, TRACE_KEY, shared)

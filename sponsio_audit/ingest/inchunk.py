@@ -2,10 +2,12 @@
 
 Most traces lie wholly inside one chunk of one file (an exporter writes a
 trace's spans together), so their events can be built from the chunk's own
-``span_facts`` rows, in the same worker call as the decoding, without reading
-them back from the store. ``decode_traced`` does this for every trace of the
-chunk; the pipeline (``staging.Stage``) keeps the events of the traces that
-turn out to be whole there and recomputes the others in pass 2.
+``span_facts`` values, in the same worker call as the decoding, without reading
+them back from the store: straight from the per-column lists the chunk was
+decoded into (``trace_tables.from_columns``), not from its Arrow batches.
+``decode_traced`` does this for every trace of the chunk; the pipeline
+(``staging.Stage``) keeps the events of the traces that turn out to be whole
+there and recomputes the others in pass 2.
 """
 
 from __future__ import annotations
@@ -15,8 +17,17 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.ingest.chunks import TRACE_KEY, Decoded, RecordChunk, Traced, decode, events
+from sponsio_audit.ingest.chunks import (
+    TRACE_KEY,
+    Decoded,
+    RecordChunk,
+    Traced,
+    _acyclic,
+    decode,
+    events,
+)
 from sponsio_audit.ingest.line_ranges import range_records
+from sponsio_audit.ingest.trace_tables import from_columns
 
 
 @dataclass(frozen=True)
@@ -37,17 +48,27 @@ class RangeChunk:
 
 
 def decode_chunk(item: RecordChunk | RangeChunk) -> Decoded:
-    """``decode`` of a chunk, reading it first when it is a ``RangeChunk``."""
+    """``decode`` of a chunk, reading it first when it is a ``RangeChunk`` (its Python
+    column lists dropped: they are not sent back from a worker)."""
+    return replace(_decoded(item), columns=None)
+
+
+def _decoded(item: RecordChunk | RangeChunk) -> Decoded:
     return decode(item.read() if isinstance(item, RangeChunk) else item)
 
 
-def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
-    """``events`` of every trace of one chunk's ``span_facts`` rows, each computed as if the
-    chunk held it whole (rows without a trace id, which pass 2 never reads, left out).
+def chunk_events(d: Decoded) -> Traced:
+    """``events`` of every trace of one decoded chunk, each computed as if the chunk held it
+    whole (rows without a trace id, which pass 2 never reads, left out): from its column
+    lists when it has them, else from its ``span_facts`` rows."""
+    if d.columns is not None:
+        return _acyclic(from_columns)(d.columns)
+    return table_events(d.facts)
 
-    Rows are grouped by trace id in ``pos`` order (a stable sort), as pass 2's query
-    orders them.
-    """
+
+def table_events(facts: pa.RecordBatch | pa.Table) -> Traced:
+    """``chunk_events`` from a chunk's ``span_facts`` rows, grouped by trace id in ``pos``
+    order (a stable sort), as pass 2's query orders them."""
     table = facts if isinstance(facts, pa.Table) else pa.Table.from_batches([facts])
     if table.column("trace_id").null_count:
         table = table.filter(pc.is_valid(table.column("trace_id")))
@@ -58,5 +79,5 @@ def chunk_events(facts: pa.RecordBatch | pa.Table) -> Traced:
 
 def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
     """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
-    d = decode_chunk(item)
-    return d, chunk_events(d.facts)
+    d = _decoded(item)
+    return replace(d, columns=None), chunk_events(d)

@@ -24,16 +24,22 @@ Everything that needs the span tree happens here, once per trace:
   after the one-key args of the requesting call with the same tool call id;
   otherwise its args stay missing;
 - a span id seen twice in one trace (re-exported span) gives events once (first copy);
-  a span whose parent is absent (or in a cycle) is a root.
+  a span whose parent is absent (or in a cycle) is a root (``span_tree``).
+
+A trace comes in as ``TraceSpans`` (per-column lists: a chunk's own, or Arrow rows
+read back) and its events go out as ``BODY_FIELDS`` tuples in ``seq`` order;
+``trace_tables`` adds the trace id and ``seq`` and turns them into Arrow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
-from sponsio_audit.event import EVENT_TYPES
+from sponsio_audit.event import EVENT_SCHEMA, EVENT_TYPES
 from sponsio_audit.ingest.conventions import FACT_FIELDS
+from sponsio_audit.ingest.span_tree import walk
 from sponsio_audit.ingest.values import dumps, parse
 
 ROW_FIELDS = (
@@ -50,96 +56,87 @@ ROW_FIELDS = (
 )
 """Columns of a staged span (table ``span_facts``), in order."""
 
-_I = {k: i for i, k in enumerate(ROW_FIELDS)}
-SPAN, PARENT, FILE, REC, START, END, SERVICE = (
-    _I[k]
-    for k in ("span_id", "parent_span_id", "file_id", "record", "start_ns", "end_ns", "service")
+BODY_FIELDS = tuple(EVENT_SCHEMA.names[2 : EVENT_SCHEMA.names.index("record") + 1])
+"""The ``events`` columns of an event body (``span_events``' output): all but ``trace_id``,
+``seq`` and the optional shared-prompt columns, which the caller adds per trace."""
+
+
+def _at(fields: Sequence[str], names: str) -> list[int]:
+    return [fields.index(k) for k in names.split()]
+
+
+ROLE, CONVENTION, AGENT, SCOPE, TOOL, ARGS, CONTENT, PROMPT, SYSTEM = _at(
+    FACT_FIELDS, "role convention agent agent_scope tool args content prompt system_prompt"
 )
-ROLE, CONVENTION, AGENT, SCOPE, TOOL, ARGS, CONTENT = (
-    _I[k] for k in ("role", "convention", "agent", "agent_scope", "tool", "args", "content")
+TIN, TOUT, TTOTAL, CONV, REQUESTED, CONTRACT, RESULT, MESSAGE = _at(
+    FACT_FIELDS,
+    "tokens_in tokens_out tokens_total conversation requested contract_id result message",
 )
-PROMPT, SYSTEM, TIN, TOUT, TTOTAL, CONV, REQUESTED = (
-    _I[k]
-    for k in (
-        "prompt",
-        "system_prompt",
-        "tokens_in",
-        "tokens_out",
-        "tokens_total",
-        "conversation",
-        "requested",
-    )
+ETYPE, CALL_ID, BARE, WANTS, RESULTS = _at(
+    FACT_FIELDS, "event_type call_id bare wants_tools results"
 )
-CONTRACT, RESULT, MESSAGE, ETYPE = (
-    _I[k] for k in ("contract_id", "result", "message", "event_type")
+B_SPAN, B_TYPE, B_AGENT, B_TIME, B_CONV, B_CONVENTION, B_FILE, B_RECORD = _at(
+    BODY_FIELDS, "span_id type agent start_ns conversation_id convention file_id record"
 )
-CALL_ID, BARE, WANTS, RESULTS = (_I[k] for k in ("call_id", "bare", "wants_tools", "results"))
-_NAMELESS = ("tool_call", None, None, None, None, None, None, None, None, None)
+_UNSET: Any = object()
+_key = itemgetter(0)
 
 EventRow = tuple
 """A row of the ``events`` table in ``EVENT_SCHEMA`` column order."""
 
 
-def _walk(rows: Sequence[Sequence[Any]]) -> tuple[list[int], list[int]]:
-    """Pre-order ranks and parent index (-1 for roots) of the rows' span tree."""
-    n = len(rows)
-    first: dict[Any, int] = {}
-    for i, r in enumerate(rows):
-        sid = r[SPAN]
-        if sid is not None and sid not in first:
-            first[sid] = i
-    parent = [-1] * n
-    children: dict[int, list[int]] = {}  # only spans with children: most spans are leaves
-    roots = []
-    for i, r in enumerate(rows):
-        j = first.get(r[PARENT], -1) if r[PARENT] is not None else -1
-        if j < 0 or j == i:
-            roots.append(i)
-        else:
-            parent[i] = j
-            kids = children.get(j)
-            if kids is None:
-                children[j] = [i]
-            else:
-                kids.append(i)
-    rank = [-1] * n
-    k = 0
-    for start in [*roots, *range(n)]:
-        if rank[start] >= 0:
-            continue
-        stack = [start]
-        while stack:
-            i = stack.pop()
-            if rank[i] >= 0:
-                continue
-            rank[i] = k
-            k += 1
-            kids = children.get(i)
-            if kids is not None:
-                stack.extend(reversed(kids))
-    return rank, _topo_parents(parent, rank)
+class TraceSpans(NamedTuple):
+    """One trace's spans in file position order: the ``ROW_FIELDS`` columns before the
+    facts as parallel lists, and each span's ``FACT_FIELDS`` tuple (a chunk's own lists
+    in pass 1, ``span_facts`` rows read back in pass 2: the same values either way).
+
+    A NamedTuple, not a frozen dataclass: one is built per trace, and a frozen
+    dataclass costs 3× as much to build (its ``__init__`` sets each field through
+    ``object.__setattr__``), 0.3 µs per span of ``bench/ingest.py``'s 10-span traces.
+    """
+
+    span: Sequence[Any]
+    parent: Sequence[Any]
+    file: Sequence[Any]
+    record: Sequence[Any]
+    start: Sequence[Any]
+    end: Sequence[Any]
+    service: Sequence[Any]
+    facts: Sequence[Sequence[Any]]
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[Sequence[Any]]) -> TraceSpans:
+        """Spans from ``ROW_FIELDS`` row tuples."""
+        at = ROW_FIELDS.index(FACT_FIELDS[0])
+        span, parent, file, record, start, end, service = (
+            [r[ROW_FIELDS.index(k)] for r in rows] for k in _BASE
+        )
+        return cls(span, parent, file, record, start, end, service, [tuple(r[at:]) for r in rows])
 
 
-def _topo_parents(parent: list[int], rank: list[int]) -> list[int]:
-    """Parents with links that go against the walk (cycles) cut, so parents precede children."""
-    return [p if p >= 0 and rank[p] < rank[i] else -1 for i, p in enumerate(parent)]
+_BASE = ("span_id", "parent_span_id", "file_id", "record", "start_ns", "end_ns", "service")
+"""``ROW_FIELDS`` columns of ``TraceSpans`` (its fields before ``facts``), in order."""
 
 
-def _calls_and_results(rows: Sequence[Sequence[Any]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Requested calls (id → args) and recorded tool results (id → text) of a trace."""
+def _calls(facts: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Requested tool calls of a trace's LLM spans: call id → args (the first request wins)."""
     calls: dict[str, Any] = {}
-    results: dict[str, str] = {}
-    for r in rows:
-        if r[ROLE] != "llm":
-            continue
-        if r[REQUESTED] is not None:
-            for _, args, cid in parse(r[REQUESTED]):
+    for f in facts:
+        if f[ROLE] == "llm" and f[REQUESTED] is not None:
+            for _, args, cid in parse(f[REQUESTED]):
                 if cid is not None:
                     calls.setdefault(cid, args)
-        if r[RESULTS] is not None:
-            for cid, text in parse(r[RESULTS]).items():
+    return calls
+
+
+def _results(facts: Sequence[Sequence[Any]]) -> dict[str, str]:
+    """Tool results recorded in a trace's LLM inputs: call id → text (the first wins)."""
+    results: dict[str, str] = {}
+    for f in facts:
+        if f[ROLE] == "llm" and f[RESULTS] is not None:
+            for cid, text in parse(f[RESULTS]).items():
                 results.setdefault(cid, text)
-    return calls, results
+    return results
 
 
 def _named(bare: str, cid: str | None, calls: dict[str, Any]) -> str | None:
@@ -151,37 +148,193 @@ def _named(bare: str, cid: str | None, calls: dict[str, Any]) -> str | None:
     return None
 
 
-def _silent(r: Sequence[Any], has_tools: bool) -> bool:
-    """An LLM response that recorded neither its output nor a finish reason, in a trace
-    with no tool span: it may have called tools (the official OpenAI instrumentation's
-    streamed spans without their log records), so it counts as one that did."""
-    return not has_tools and r[WANTS] is None and r[CONTENT] is None
-
-
-def _unrecorded(staged: list[tuple[Any, tuple]], wants: set[int]) -> list[tuple[Any, tuple]]:
-    """``staged`` (sorted) with a nameless tool call after each response in ``wants``
-    that no tool call of its agent follows before that agent's next LLM request."""
-    if not wants:
-        return staged
-    out: list[tuple[Any, tuple]] = []
-    for k, item in enumerate(staged):
-        out.append(item)
-        if k not in wants:
-            continue
-        e = item[1]
-        agent = e[14]
-        followed = False
-        for _, later in staged[k + 1 :]:
-            if later[14] != agent:
-                continue
-            if later[0] == "tool_call":
-                followed = True
-                break
-            if later[0] == "llm_request":
-                break
-        if not followed:
-            out.append((item[0], (*_NAMELESS, e[10], None, True, *e[13:])))
+def _unrecorded(bodies: list[tuple], wanting: set[int]) -> list[tuple]:
+    """``bodies`` (sorted) with a nameless tool call after each response in ``wanting``
+    (object ids) that no tool call of its agent follows before that agent's next LLM request."""
+    nearest: dict[Any, str] = {}  # agent → type of its next tool call or LLM request
+    lonely: set[int] = set()
+    for e in reversed(bodies):
+        t = e[B_TYPE]
+        if t == "tool_call" or t == "llm_request":
+            nearest[e[B_AGENT]] = t
+        elif id(e) in wanting and nearest.get(e[B_AGENT]) != "tool_call":
+            lonely.add(id(e))
+    if not lonely:
+        return bodies
+    out: list[tuple] = []
+    for e in bodies:
+        out.append(e)
+        if id(e) in lonely:
+            out.append(
+                (e[B_SPAN], "tool_call", e[B_AGENT], None, None, None, None, None, None, None,
+                 None, e[B_TIME], None, None, e[B_CONV], e[B_CONVENTION], True, e[B_FILE],
+                 e[B_RECORD])
+            )  # fmt: skip
     return out
+
+
+def span_events(
+    key: str, spans: TraceSpans, out: list[tuple], decide: Callable[[tuple], None]
+) -> int:
+    """Append the event bodies (``BODY_FIELDS``) of one trace to ``out`` in ``seq`` order
+    and pass its guard decisions to ``decide``; returns the number of events."""
+    facts = spans.facts
+    sids, files, recs, starts, ends = spans.span, spans.file, spans.record, spans.start, spans.end
+    services = spans.service
+    n = len(facts)
+    order, rank, par, unique = walk(sids, spans.parent)
+    scope: list[Any] = [None] * n
+    conv: list[Any] = [None] * n
+    seen: set[Any] = set()
+    # without distinct span ids some rows give no events: "has tool spans" is over all rows
+    has_tools = unique is False and any(f[ROLE] in ("tool", "turn") for f in facts)
+    trace_conv = _UNSET
+    calls: dict[str, Any] | None = None
+    staged: list[tuple[tuple[int, int, int], tuple]] = []
+    llms: list[tuple[Sequence[Any], tuple, int]] = []
+    checks: list[int] = []
+    for i in order:
+        f = facts[i]
+        p = par[i]
+        if p >= 0:
+            up = scope[p]
+            c = f[CONV] or conv[p]
+        else:
+            up = None
+            c = f[CONV]
+        scope[i] = (f[AGENT] or up) if f[SCOPE] else up
+        conv[i] = c
+        role = f[ROLE]
+        if role is None:
+            continue
+        sid = sids[i]
+        if not unique:
+            if sid in seen:
+                continue
+            seen.add(sid)
+        if not c:
+            if trace_conv is _UNSET:
+                trace_conv = next((g[CONV] for g in facts if g[CONV] is not None), None)
+            c = trace_conv
+        s0, e0 = starts[i], ends[i]
+        start = s0 or 0
+        if e0 is None:
+            end, dur = start, None
+        else:
+            end, dur = e0, (e0 - start if s0 is not None else None)
+        rk = rank[i]
+        if role == "llm":
+            agent = f[AGENT] or up or services[i]
+            cv, fi, rec = f[CONVENTION], files[i], recs[i]
+            staged.append(
+                ((start, rk, 0),
+                 (sid, "llm_request", agent, None, None, None, f[PROMPT], f[SYSTEM], None, None,
+                  None, start, dur, None, c, cv, False, fi, rec))
+            )  # fmt: skip
+            resp = (sid, "llm_response", agent, None, None, f[CONTENT], None, None, f[TIN],
+                    f[TOUT], f[TTOTAL], end, dur, None, c, cv, False, fi, rec)  # fmt: skip
+            staged.append(((end, rk, 1), resp))
+            llms.append((f, resp, rk))
+        elif role == "tool" or role == "turn":
+            has_tools = True
+            et = f[ETYPE] if role == "turn" and f[ETYPE] in EVENT_TYPES else "tool_call"
+            args = f[ARGS]
+            if args is None and f[BARE] is not None:
+                if calls is None:
+                    calls = _calls(facts)
+                args = _named(f[BARE], f[CALL_ID], calls)
+            staged.append(
+                ((start, rk, 0),
+                 (sid, et, f[AGENT] or up or services[i], f[TOOL], args, f[CONTENT], None, None,
+                  None, None, None, start, dur, None, c, f[CONVENTION], False, files[i], recs[i]))
+            )  # fmt: skip
+        elif role == "agent":
+            target = f[AGENT]
+            if target is not None and up is not None and up != target:
+                staged.append(
+                    ((start, rk, 0),
+                     (sid, "delegation", up, None, None, None, None, None, None, None, None,
+                      start, dur, target, c, f[CONVENTION], False, files[i], recs[i]))
+                )  # fmt: skip
+        elif role == "check":
+            checks.append(i)
+    wanting = _llm_calls(facts, llms, has_tools, staged)
+    staged.sort(key=_key)
+    bodies = [e for _, e in staged]
+    del staged  # its sort keys: a 200k-span trace's are ~30 MB
+    if wanting:
+        bodies = _unrecorded(bodies, wanting)
+    out.extend(bodies)
+    if checks:
+        _decisions(key, spans, order, par, scope, checks, decide)
+    return len(bodies)
+
+
+def _llm_calls(
+    facts: Sequence[Sequence[Any]],
+    llms: list[tuple[Sequence[Any], tuple, int]],
+    has_tools: bool,
+    staged: list[tuple[tuple[int, int, int], tuple]],
+) -> set[int]:
+    """Stage the tool calls inferred from LLM outputs (a trace without tool spans); returns
+    the ids of the responses that may have called tools unrecorded (``_unrecorded``)."""
+    wanting: set[int] = set()
+    results: dict[str, str] | None = None
+    for f, resp, rk in llms:
+        if not has_tools and f[REQUESTED] is not None:
+            if results is None:
+                results = _results(facts)
+            end = resp[B_TIME]
+            for name, args, cid in parse(f[REQUESTED]):
+                a = None if args is None else dumps(args)
+                res = results.get(cid) if cid is not None else None
+                staged.append(
+                    ((end, rk, 2),
+                     (resp[B_SPAN], "tool_call", resp[B_AGENT], name, a, res, None, None, None,
+                      None, None, end, None, None, resp[B_CONV], resp[B_CONVENTION], True,
+                      resp[B_FILE], resp[B_RECORD]))
+                )  # fmt: skip
+        elif f[WANTS] == "1" or f[REQUESTED] is not None:
+            wanting.add(id(resp))
+        elif not has_tools and f[WANTS] is None and f[CONTENT] is None:
+            # recorded neither output nor finish reason, in a trace without tool spans: it may
+            # have called tools (the official OpenAI instrumentation's streamed spans)
+            wanting.add(id(resp))
+    return wanting
+
+
+def _decisions(
+    key: str,
+    spans: TraceSpans,
+    order: Sequence[int],
+    par: Sequence[int],
+    scope: list[Any],
+    checks: list[int],
+    decide: Callable[[tuple], None],
+) -> None:
+    """The guard decisions of a trace's ``sponsio.contract_check`` spans (``checks``)."""
+    facts = spans.facts
+    turn = [-1] * len(facts)
+    kids: dict[int, list[int]] = {}
+    for i in order:
+        p = par[i]
+        turn[i] = i if facts[i][ROLE] == "turn" else (turn[p] if p >= 0 else -1)
+        if p >= 0:
+            kids.setdefault(p, []).append(i)
+    for i in checks:
+        r = facts[i]
+        below = [facts[k] for k in kids.get(i, [])]
+        action = next((g[RESULT] for g in below if g[ROLE] == "enforce"), None)
+        evidence = next((g[MESSAGE] for g in below if g[ROLE] == "violation"), None)
+        violated = any(g[ROLE] == "violation" for g in below)
+        result = action or ("observed" if violated else "allowed")
+        t = turn[i]
+        agent = r[AGENT] or (facts[t][AGENT] if t >= 0 else None) or scope[i] or spans.service[i]
+        tool = facts[t][TOOL] if t >= 0 else None
+        decide(
+            (spans.file[i], spans.record[i], key, spans.start[i], agent, tool, r[CONTRACT],
+             result, evidence or r[MESSAGE])
+        )  # fmt: skip
 
 
 def trace_events(
@@ -190,136 +343,10 @@ def trace_events(
     emit: Callable[[EventRow], None],
     decide: Callable[[tuple], None],
 ) -> int:
-    """Emit the events of one trace (rows in file position order); returns the event count."""
-    rank, parent = _walk(rows)
-    n = len(rows)
-    order = sorted(range(n), key=rank.__getitem__)
-    seen: set[Any] = set()
-    scope: list[str | None] = [None] * n
-    conv: list[str | None] = [None] * n
-    turn = [-1] * n
-    trace_conv = next((r[CONV] for r in rows if r[CONV] is not None), None)
-    has_tools = any(r[ROLE] in ("tool", "turn") for r in rows)
-    calls, results = _calls_and_results(rows)
-    staged: list[tuple[tuple[int, int, int], tuple]] = []
-    wanting: list[tuple] = []
-    checks: list[int] = []
-    kids: dict[int, list[int]] = {}
-    for i in order:
-        r = rows[i]
-        p = parent[i]
-        up = scope[p] if p >= 0 else None
-        scope[i] = (r[AGENT] or up) if r[SCOPE] else up
-        conv[i] = r[CONV] or (conv[p] if p >= 0 else None)
-        turn[i] = i if r[ROLE] == "turn" else (turn[p] if p >= 0 else -1)
-        if p >= 0:
-            kids.setdefault(p, []).append(i)
-        role = r[ROLE]
-        if role is None or r[SPAN] in seen:
-            continue
-        seen.add(r[SPAN])
-        agent = r[AGENT] or up or r[SERVICE]
-        c = conv[i] or trace_conv
-        start = r[START] or 0
-        end = r[END] if r[END] is not None else start
-        dur = end - start if r[END] is not None and r[START] is not None else None
-        base = (r[SPAN], agent, c, r[CONVENTION], r[FILE], r[REC])
-        if role == "tool" or role == "turn":
-            et = r[ETYPE] if role == "turn" and r[ETYPE] in EVENT_TYPES else "tool_call"
-            args = r[ARGS]
-            if args is None and r[BARE] is not None:
-                args = _named(r[BARE], r[CALL_ID], calls)
-            ev = (et, r[TOOL], args, r[CONTENT], None, None, None, None, None, None)
-            staged.append(((start, rank[i], 0), (*ev, start, dur, False, *base)))
-        elif role == "llm":
-            req = ("llm_request", None, None, None, r[PROMPT], r[SYSTEM], None, None, None, None)
-            staged.append(((start, rank[i], 0), (*req, start, dur, False, *base)))
-            resp = (
-                "llm_response",
-                None,
-                None,
-                r[CONTENT],
-                None,
-                None,
-                r[TIN],
-                r[TOUT],
-                r[TTOTAL],
-                None,
-            )
-            item = ((end, rank[i], 1), (*resp, end, dur, False, *base))
-            staged.append(item)
-            inferred = not has_tools and r[REQUESTED] is not None
-            if inferred:
-                for name, args, cid in parse(r[REQUESTED]):
-                    a = None if args is None else dumps(args)
-                    res = results.get(cid) if cid is not None else None
-                    call = ("tool_call", name, a, res, None, None, None, None, None, None)
-                    staged.append(((end, rank[i], 2), (*call, end, None, True, *base)))
-            elif r[WANTS] == "1" or r[REQUESTED] is not None or _silent(r, has_tools):
-                wanting.append(item[1])
-        elif role == "agent" and r[AGENT] is not None and up is not None and up != r[AGENT]:
-            dl = ("delegation", None, None, None, None, None, None, None, None, r[AGENT])
-            staged.append(((start, rank[i], 0), (*dl, start, dur, False, r[SPAN], up, *base[2:])))
-        elif role == "check":
-            checks.append(i)
-    staged.sort(key=lambda t: t[0])
-    if wanting:
-        ids = {id(e) for e in wanting}
-        staged = _unrecorded(staged, {k for k, (_, e) in enumerate(staged) if id(e) in ids})
-    n_events = len(staged)
-    staged.reverse()  # popped in order: each staged event is freed once emitted
-    for seq in range(n_events):
-        e = staged.pop()[1]
-        (et, tool, args, content, prompt, system, tin, tout, ttot, target) = e[:10]
-        start, dur, inferred, span, agent, c, convention, fid, rec = e[10:]
-        emit(
-            (
-                key,
-                seq,
-                span,
-                et,
-                agent,
-                tool,
-                args,
-                content,
-                prompt,
-                system,
-                tin,
-                tout,
-                ttot,
-                start,
-                dur,
-                target,
-                c,
-                convention,
-                inferred,
-                fid,
-                rec,
-            )
-        )
-    for i in checks:
-        _decision(key, rows, i, kids.get(i, []), turn, scope, decide)
-    return n_events
-
-
-def _decision(
-    key: str,
-    rows: Sequence[Sequence[Any]],
-    i: int,
-    kids: list[int],
-    turn: list[int],
-    scope: list[str | None],
-    decide: Callable[[tuple], None],
-) -> None:
-    """One guard decision from a ``sponsio.contract_check`` span and its children."""
-    r = rows[i]
-    action = next((rows[k][RESULT] for k in kids if rows[k][ROLE] == "enforce"), None)
-    evidence = next((rows[k][MESSAGE] for k in kids if rows[k][ROLE] == "violation"), None)
-    violated = any(rows[k][ROLE] == "violation" for k in kids)
-    result = action or ("observed" if violated else "allowed")
-    t = turn[i]
-    agent = r[AGENT] or (rows[t][AGENT] if t >= 0 else None) or scope[i] or r[SERVICE]
-    tool = rows[t][TOOL] if t >= 0 else None
-    decide(
-        (r[FILE], r[REC], key, r[START], agent, tool, r[CONTRACT], result, evidence or r[MESSAGE])
-    )
+    """``span_events`` of one trace given as ``ROW_FIELDS`` rows (file position order),
+    each event passed to ``emit`` as a whole ``events`` row; returns the event count."""
+    bodies: list[tuple] = []
+    n = span_events(key, TraceSpans.of_rows(rows), bodies, decide)
+    for seq, body in enumerate(bodies):
+        emit((key, seq, *body))
+    return n

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from sponsio_audit import regexes
 from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
-from sponsio_audit.ingest import attach, chunks, direct
+from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
 from sponsio_audit.ingest.limits import DEFAULT, Limits
@@ -146,7 +146,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
             else chunks.record_chunks(otlp_decoder(fmt), unit.layout, open_, unit.file_id, RUN)
         )
         for chunk in todo:
-            d = chunks.decode(chunk)
+            d = inchunk.decode_chunk(chunk)  # without its Python column lists: kept per unit
             n += d.records
             bad += c.take(d, unit.file_id)
     except Exception as e:  # the stream broke: the records read before it are kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sponsio_audit.ingest import Store, chunks, ingest
+from sponsio_audit.ingest import Store, ingest, trace_tables
 
 from .conftest import FIXTURES
 
@@ -25,5 +25,5 @@ def test_slices_of_any_size_give_the_same_tables(
     whole = _tables(group_by)
     assert whole["events"] and whole["decisions"]  # the inputs exercise both outputs
     for rows in (1, 3, 7):
-        monkeypatch.setattr(chunks, "SLICE_ROWS", rows)
+        monkeypatch.setattr(trace_tables, "SLICE_ROWS", rows)
         assert _tables(group_by) == whole
