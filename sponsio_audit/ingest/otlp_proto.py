@@ -62,8 +62,8 @@ def request_spans(data: bytes, cols: Columns) -> None:
                 ends.append(sp.end_time_unix_nano)
                 if sp.HasField("status"):
                     st = sp.status
-                    c_, msg = st.code, st.message
-                    code = STATUS[c_] if 0 <= c_ < ns else str(c_)
+                    no, msg = st.code, st.message
+                    code = STATUS[no] if 0 <= no < ns else str(no)
                     statuses.append(f"{code}: {cut(msg)}" if msg else code)
                 else:  # unset status: skip reading its default fields
                     statuses.append(STATUS[0])

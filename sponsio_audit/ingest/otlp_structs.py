@@ -197,6 +197,12 @@ def _attrs(kvs: list[KeyValue] | None, depth: int = 0) -> dict[str, Any]:
                 out[kv.key] = None
             elif (s := v.string_value) is not UNSET:
                 out[kv.key] = s if len(s) <= MAX_STR else cut(s)
+            elif type(i := v.int_value) is str and len(i) < 40:  # ``_any``'s int, inline
+                try:
+                    n: int | None = int(i)
+                except ValueError:
+                    n = None
+                out[kv.key] = n if n is None or -INT64 <= n < INT64 else None
             else:
                 out[kv.key] = _any(v, depth)
     return out
@@ -244,6 +250,7 @@ def spans(line: bytes, cols: Columns) -> bool:
 
 
 _MISS = object()
+_HEX = "0123456789abcdefABCDEF"
 
 
 def _time(v: str | int | None) -> int | None:
@@ -263,7 +270,9 @@ def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
     kinds, starts, ends, statuses = c["kind"], c["start_ns"], c["end_ns"], c["status"]
     services, scopes, resources = c["service"], c["scope"], c["resource"]
     out, event_attrs = cols.attrs, cols.event_attrs
-    memo: dict[Any, Any] = {None: None}  # id → norm_id(id), for this request
+    memo: dict[Any, Any] = {None: None}  # span id → norm_id(id), for this request's parents
+    last_raw: Any = _MISS
+    trace_id: str | None = None
     for rs in rss:
         res = rs.resource
         rattrs = _attrs(res.attributes) if res is not None else {}
@@ -283,15 +292,19 @@ def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
             if not sps:
                 continue
             for sp in sps:
-                trace_id = memo.get(v := sp.trace_id, _MISS)
-                if trace_id is _MISS:
-                    trace_id = memo[v] = norm_id(v)
-                if trace_id is None:
-                    return False  # the general path names the reason
+                if (v := sp.trace_id) != last_raw:  # a request's spans come trace by trace
+                    last_raw, trace_id = v, norm_id(v)
+                    if trace_id is None:
+                        return False  # the general path names the reason
                 tids.append(trace_id)
-                span_id = memo.get(v := sp.span_id, _MISS)
-                if span_id is _MISS:
-                    span_id = memo[v] = norm_id(v)
+                v = sp.span_id
+                span_id: Any
+                if type(v) is str and v and not v.strip(_HEX):  # ``norm_id`` of hex, inline
+                    span_id = memo[v] = v.lower()
+                else:
+                    span_id = memo.get(v, _MISS)
+                    if span_id is _MISS:
+                        span_id = memo[v] = norm_id(v)
                 sids.append(span_id)
                 parent_id = memo.get(v := sp.parent_span_id, _MISS)
                 if parent_id is _MISS:
