@@ -11,6 +11,7 @@ the ``opentelemetry-proto`` classes), through ``chunks.decode``.
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import pyarrow as pa
@@ -194,3 +195,15 @@ def _proto(spans: list[Any]) -> bytes:
             for a in e["attributes"]:
                 pe.attributes.add(key=a["key"]).value.string_value = a["value"]["stringValue"]
     return req.SerializeToString()
+
+
+def test_a_decoded_chunk_crosses_processes_without_its_python_lists() -> None:
+    """``Decoded.columns`` serves the decoding process; pickled (a worker's answer) it is left
+    out and the Arrow batches, skips and counts arrive whole."""
+    d = _decode("otlp_json", [_line(_span("0000000000000001", "a")), b"{"])
+    assert d.columns is not None and d.columns.cols["span_id"] == ["0000000000000001"]
+    back = pickle.loads(pickle.dumps(d))
+    assert back.columns is None
+    assert back.spans.equals(d.spans) and back.facts.equals(d.facts)
+    assert back.records == 2
+    assert back.skipped == d.skipped and [no for no, _ in d.skipped] == [3]
