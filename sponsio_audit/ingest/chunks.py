@@ -97,6 +97,14 @@ class Decoded:
     skipped: list[tuple[int, str]]
     logs: pa.RecordBatch | None = None
     columns: Columns | None = None
+    """The chunk's Python column lists, for pass 1 in the process that decoded it
+    (``inchunk`` builds the chunk's events from them, then drops them: kept alive they cost
+    1-2 µs per span); a ``Decoded`` sent to another process leaves them out (``__getstate__``)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without ``columns``: a worker hands back only Arrow batches (sending the
+        lists too cost the main process 1.5 µs per span, ``bench/ingest.py --jobs 2``)."""
+        return {**self.__dict__, "columns": None}
 
 
 def record_chunks(
@@ -135,21 +143,23 @@ def record_chunks(
         yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
 
 
-Signal = tuple[list[Any], list[otlp_logs.LogRow]]
-"""What one OTLP record holds: spans, or GenAI log records."""
+Signal = list[otlp_logs.LogRow]
+"""What one OTLP record holds besides the spans it appended to the chunk's ``Columns``:
+its GenAI log records (each record of a file may be another signal)."""
 
 
-def _json_record(doc: Any) -> Signal:
+def _json_record(doc: Any, cols: Columns) -> Signal:
     """One parsed OTLP/JSON record, routed by its own first key (traces, logs, metrics)."""
     signal = json_signal(doc)
     if signal == "logs":
-        return [], otlp_logs.json_request_logs(doc)
+        return otlp_logs.json_request_logs(doc)
     if signal == "metrics":
         raise BadRecord("OTLP metrics, not traces")
-    return otlp_json.request_spans(doc), []
+    otlp_json.request_spans(doc, cols)
+    return []
 
 
-def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits) -> Signal:
+def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits, cols: Columns) -> Signal:
     """One raw record, routed by its own content: each record of a file may be another signal."""
     if isinstance(rec, BadRecord):
         raise rec
@@ -157,18 +167,20 @@ def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits) -> Signal
         data = unwrap_record(rec, limits)
         signal = proto_signal(data)
         if signal == "logs":
-            return [], otlp_logs.proto_request_logs(data)
+            return otlp_logs.proto_request_logs(data)
         if signal == "metrics":
             raise BadRecord("OTLP metrics, not traces")
-        return otlp_proto.request_spans(data), []
+        otlp_proto.request_spans(data, cols)
+        return []
     if no != 1:  # line 1 may be a whole document or start with a BOM: the general path
-        fast = otlp_structs.spans(rec)
-        if fast is not None:
-            return fast, []
+        mark = len(cols)
+        if otlp_structs.spans(rec, cols):
+            return []
+        cols.drop(mark)  # what the fast path appended before it declined
     doc = parse_line(no, rec)
     if isinstance(doc, BadRecord):
         raise doc
-    return _json_record(doc)
+    return _json_record(doc, cols)
 
 
 @_acyclic
@@ -178,7 +190,7 @@ def decode(chunk: RecordChunk) -> Decoded:
         chunk.file_id,
         chunk.run,
         chunk.records,
-        lambda no, rec: _record(chunk.fmt, no, rec, chunk.limits),
+        lambda no, rec, cols: _record(chunk.fmt, no, rec, chunk.limits, cols),
         chunk.limits,
         chunk.raw_json,
     )
@@ -187,63 +199,53 @@ def decode(chunk: RecordChunk) -> Decoded:
 @_acyclic
 def decode_document(file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(file_id, run, [(no, doc)], lambda no, d: _json_record(d), limits)
+    return _decoded(file_id, run, [(no, doc)], lambda no, d, cols: _json_record(d, cols), limits)
 
 
-def _bounded(spans: list[Any], limits: Limits) -> list[Any]:
-    """``spans`` of one record, or ``LimitExceeded`` when it has too many spans or attributes."""
-    if len(spans) > limits.spans_per_record:
+def _bounded(attrs: list[dict[str, Any]], limits: Limits) -> None:
+    """``LimitExceeded`` when one record (its spans' attribute dicts) has too many spans
+    or a span too many attributes."""
+    if len(attrs) > limits.spans_per_record:
         raise LimitExceeded(
-            "spans_per_record", limits.spans_per_record, f"request of {len(spans)} spans"
+            "spans_per_record", limits.spans_per_record, f"request of {len(attrs)} spans"
         )
-    for span in spans:
-        n = len(span[10])
-        if n > limits.attributes:
-            raise LimitExceeded("attributes", limits.attributes, f"span with {n} attributes")
-    return spans
+    most = limits.attributes
+    for a in attrs:
+        if len(a) > most:
+            raise LimitExceeded("attributes", most, f"span with {len(a)} attributes")
 
 
 def _decoded(
     file_id: int,
     run: int,
     records: list[tuple[int, Any]],
-    signal_of: Callable[[int, Any], Signal],
+    signal_of: Callable[[int, Any, Columns], Signal],
     limits: Limits,
     raw_json: bool = True,
 ) -> Decoded:
-    cols = Columns(file_id, run)
+    """Each record's spans appended to one ``Columns`` by its decoder (``signal_of``), then
+    checked against ``limits`` and given their facts and raw JSON, or all cut off."""
+    cols = Columns(file_id, run, raw_json)
     c = cols.cols
-    tids, sids, pids = c["trace_id"], c["span_id"], c["parent_span_id"]
-    starts, ends, services, recs = c["start_ns"], c["end_ns"], c["service"], c["record"]
-    names, kinds, statuses, scopes = c["name"], c["kind"], c["status"], c["scope"]
-    attrs_json, resources = c["attributes"], c["resource"]
-    facts = cols.facts
+    names, recs, attrs_json = c["name"], c["record"], c["attributes"]
+    facts, attrs, event_attrs = cols.facts, cols.attrs, cols.event_attrs
     log_rows: list[tuple] = []
     skipped: list[tuple[int, str]] = []
     for no, rec in records:
         mark = len(facts)
         try:
-            spans, logs = signal_of(no, rec)
-            for span in _bounded(spans, limits):
-                tid, sid, pid, name, kind, start, end, status, service, scope, attrs, rj, ev = span
-                facts.append(span_facts(name, {**ev, **attrs} if ev else attrs))
-                tids.append(tid)
-                sids.append(sid)
-                pids.append(pid)
-                names.append(name)
-                kinds.append(kind)
-                starts.append(start)
-                ends.append(end)
-                statuses.append(status)
-                services.append(service)
-                scopes.append(scope)
-                if raw_json:
-                    attrs_json.append(dumps(attrs))
-                    resources.append(rj)
-                else:
-                    attrs_json.append(None)
-                    resources.append(None)
-                recs.append(no)
+            logs = signal_of(no, rec, cols)
+            if attrs:
+                _bounded(attrs, limits)
+                n = len(attrs)
+                read = attrs
+                if event_attrs:  # what the conventions read: event attributes under the span's
+                    read = [event_attrs.get(i, a) for i, a in enumerate(attrs)]
+                facts.extend(map(span_facts, names[mark:], read))
+                attrs_json.extend(map(dumps, attrs) if raw_json else [None] * n)
+                recs.extend([no] * n)
+                attrs.clear()
+                event_attrs.clear()
         except (BadRecord, LimitExceeded) as e:
             cols.drop(mark)
             skipped.append((no, str(e)))
@@ -252,8 +254,8 @@ def _decoded(
             cols.drop(mark)
             skipped.append((no, f"unreadable record: {type(e).__name__}: {e}"[:300]))
             continue
-        for k, (tid, sid, name, t, body, attrs) in enumerate(logs):
-            log_rows.append((tid, sid, name, t, body, attrs, file_id, no, k, run))
+        for k, (tid, sid, name, t, body, la) in enumerate(logs):
+            log_rows.append((tid, sid, name, t, body, la, file_id, no, k, run))
     span_batch, fact_batch = cols.batches()
     return Decoded(
         len(records),

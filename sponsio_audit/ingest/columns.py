@@ -1,11 +1,12 @@
 """One chunk's ``spans`` and ``span_facts`` rows as per-column lists, turned into Arrow once.
 
-``decode`` appends each kept span's values straight to the lists of ``Columns``
-(no row tuple per span, no transposition); a record that fails is cut off with
-``drop`` (all or nothing per record). ``spans``/``facts`` convert each list with
-the schema's type once per chunk; the columns the two tables share (ids, times,
-service, file, record) are converted once for both. A value a column cannot
-hold costs only that field (``store._array``).
+The OTLP decoders append each span's values straight to the lists of ``Columns``
+(no row tuple per span, no transposition), and each span's attribute dict to
+``attrs``, which ``chunks._decoded`` turns into the record's facts and raw JSON;
+a record that fails is cut off with ``drop`` (all or nothing per record).
+``batches`` converts each list with the schema's type once per chunk; the columns
+the two tables share (ids, times, service, file, record) are converted once for
+both. A value a column cannot hold costs only that field (``store._array``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,19 @@ _SPAN_ONLY = ("name", "kind", "status", "scope", "attributes", "resource")
 class Columns:
     """Per-column value lists of one chunk (``SPANS_SCHEMA`` and ``FACTS_SCHEMA``)."""
 
-    def __init__(self, file_id: int, run: int) -> None:
+    def __init__(self, file_id: int, run: int, raw_json: bool = True) -> None:
         self.file_id = file_id
         self.run = run
+        self.raw_json = raw_json
+        """Decoders append the resource JSON (else None), as ``RecordChunk.raw_json`` says."""
         self.cols: dict[str, list[Any]] = {k: [] for k in (*_SHARED, *_SPAN_ONLY)}
         self.facts: list[tuple[Any, ...]] = []  # FACT_FIELDS tuples, transposed once
+        self.attrs: list[dict[str, Any]] = []
+        """Attribute dicts of the record being read, one per span appended (``_decoded``
+        makes its facts and raw JSON, then clears it)."""
+        self.event_attrs: dict[int, dict[str, Any]] = {}
+        """Index in ``attrs`` → the span's GenAI event attributes under its own (``GENAI_EVENTS``:
+        what the conventions read), for the few spans that have such events."""
 
     def __len__(self) -> int:
         return len(self.facts)
@@ -39,6 +48,8 @@ class Columns:
         for col in self.cols.values():
             del col[mark:]
         del self.facts[mark:]
+        self.attrs.clear()
+        self.event_attrs.clear()
 
     def _shared(self) -> Arrays:
         n = len(self.facts)

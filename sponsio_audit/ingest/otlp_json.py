@@ -1,4 +1,4 @@
-"""OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` → span tuples.
+"""OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` → ``Columns`` (the general path).
 
 Parsed with the ``json`` module (not ``json_format``, which reads ids as base64):
 hex ids are lower-cased, non-hex ids kept as opaque strings, int64 accepted as
@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import BadRecord
-from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
+from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS
 from sponsio_audit.ingest.values import cut, dumps, json_attrs, norm_id, to_int
 
 _KIND_NAMES = {f"SPAN_KIND_{k}": k for k in KINDS}
@@ -64,8 +65,8 @@ def _event_attrs(events: Any) -> dict[str, Any] | None:
     return out or None
 
 
-def request_spans(doc: Any) -> list[SpanTuple]:
-    """All spans of one OTLP/JSON request document, in document order."""
+def request_spans(doc: Any, cols: Columns) -> None:
+    """Append all spans of one OTLP/JSON request document to ``cols``, in document order."""
     if not isinstance(doc, dict):
         raise BadRecord("not an OTLP/JSON object")
     if "resourceSpans" not in doc:
@@ -73,7 +74,11 @@ def request_spans(doc: Any) -> list[SpanTuple]:
             if key in doc:
                 raise BadRecord(f"OTLP {what}, not traces")
         raise BadRecord("no resourceSpans in object")
-    out: list[SpanTuple] = []
+    c = cols.cols
+    tids, sids, pids, names = c["trace_id"], c["span_id"], c["parent_span_id"], c["name"]
+    kinds, starts, ends, statuses = c["kind"], c["start_ns"], c["end_ns"], c["status"]
+    services, scopes, resources = c["service"], c["scope"], c["resource"]
+    out, event_attrs = cols.attrs, cols.event_attrs
     norm = _id_reader()
     rss = doc.get("resourceSpans") or []
     if not isinstance(rss, list):
@@ -85,11 +90,11 @@ def request_spans(doc: Any) -> list[SpanTuple]:
         rattrs = json_attrs(res.get("attributes")) if isinstance(res, dict) else {}
         service = rattrs.get("service.name")
         service = service if isinstance(service, str) else None
-        rjson = dumps(rattrs)
-        scopes = rs.get("scopeSpans")
-        if scopes is None:
-            scopes = rs.get("instrumentationLibrarySpans")
-        for ss in scopes if isinstance(scopes, list) else []:
+        rjson = dumps(rattrs) if cols.raw_json else None
+        sss = rs.get("scopeSpans")
+        if sss is None:
+            sss = rs.get("instrumentationLibrarySpans")
+        for ss in sss if isinstance(sss, list) else []:
             if not isinstance(ss, dict):
                 continue
             sc = ss.get("scope")
@@ -105,22 +110,19 @@ def request_spans(doc: Any) -> list[SpanTuple]:
                 if trace_id is None:
                     raise BadRecord("span without traceId")
                 name = sp.get("name")
+                tids.append(trace_id)
+                sids.append(norm(sp.get("spanId")))
+                pids.append(norm(sp.get("parentSpanId")))
+                names.append(cut(name) if isinstance(name, str) else "")
+                kinds.append(_enum(sp.get("kind"), _KIND_NAMES, KINDS))
+                starts.append(to_int(sp.get("startTimeUnixNano")))
+                ends.append(to_int(sp.get("endTimeUnixNano")))
+                statuses.append(_status(sp.get("status")))
+                services.append(service)
+                scopes.append(scope)
+                resources.append(rjson)
+                attrs = json_attrs(sp.get("attributes"))
+                out.append(attrs)
                 events = sp.get("events")
-                out.append(
-                    (
-                        trace_id,
-                        norm(sp.get("spanId")),
-                        norm(sp.get("parentSpanId")),
-                        cut(name) if isinstance(name, str) else "",
-                        _enum(sp.get("kind"), _KIND_NAMES, KINDS),
-                        to_int(sp.get("startTimeUnixNano")),
-                        to_int(sp.get("endTimeUnixNano")),
-                        _status(sp.get("status")),
-                        service,
-                        scope,
-                        json_attrs(sp.get("attributes")),
-                        rjson,
-                        _event_attrs(events) if events else None,
-                    )
-                )
-    return out
+                if events and (ev := _event_attrs(events)):
+                    event_attrs[len(out) - 1] = {**ev, **attrs}

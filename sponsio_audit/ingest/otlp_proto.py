@@ -1,8 +1,8 @@
-"""OTLP protobuf ``ExportTraceServiceRequest`` / ``TracesData`` bodies → span tuples.
+"""OTLP protobuf ``ExportTraceServiceRequest`` / ``TracesData`` bodies → ``Columns``.
 
 Decoded with the generated ``opentelemetry-proto`` classes (upb in C); the two
 messages have identical bytes. Attribute values go through ``values.pb_attrs``
-so that a protobuf body and its OTLP/JSON rendering give equal tuples.
+so that a protobuf body and its OTLP/JSON rendering give equal columns.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import BadRecord
-from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS, SpanTuple
-from sponsio_audit.ingest.values import cut, dumps, pb_attrs
+from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS
+from sponsio_audit.ingest.values import MAX_STR, cut, dumps, pb_any, pb_attrs
 
 
 def _event_attrs(events: Any) -> dict[str, Any] | None:
@@ -25,53 +26,57 @@ def _event_attrs(events: Any) -> dict[str, Any] | None:
     return out or None
 
 
-def request_spans(data: bytes) -> list[SpanTuple]:
-    """All spans of one protobuf request body, in message order."""
+def request_spans(data: bytes, cols: Columns) -> None:
+    """Append all spans of one protobuf request body to ``cols``, in message order."""
     req = ExportTraceServiceRequest()
     try:
         req.ParseFromString(data)
     except (DecodeError, RecursionError, ValueError) as e:
         raise BadRecord(f"invalid OTLP protobuf: {str(e)[:200]}") from None
-    out: list[SpanTuple] = []
-    append = out.append
+    c = cols.cols
+    tids, sids, pids, names = c["trace_id"], c["span_id"], c["parent_span_id"], c["name"]
+    kinds, starts, ends, statuses = c["kind"], c["start_ns"], c["end_ns"], c["status"]
+    services, scopes, resources = c["service"], c["scope"], c["resource"]
+    out, event_attrs = cols.attrs, cols.event_attrs
     nk, ns = len(KINDS), len(STATUS)
     for rs in req.resource_spans:
         rattrs = pb_attrs(rs.resource.attributes)
         service = rattrs.get("service.name")
         service = service if isinstance(service, str) else None
-        rjson = dumps(rattrs)
+        rjson = dumps(rattrs) if cols.raw_json else None
         for ss in rs.scope_spans:
             scope = ss.scope.name or None
-            for sp in ss.spans:
+            sps = ss.spans
+            for sp in sps:
                 tid = sp.trace_id
                 if not tid:
                     raise BadRecord("span without trace_id")
-                sid = sp.span_id
-                pid = sp.parent_span_id
+                tids.append(tid.hex())
+                sids.append(sid.hex() if (sid := sp.span_id) else None)
+                pids.append(pid.hex() if (pid := sp.parent_span_id) else None)
+                name = sp.name
+                names.append(name if len(name) <= MAX_STR else cut(name))
+                k = sp.kind
+                kinds.append(KINDS[k] if 0 <= k < nk else str(k))
+                starts.append(sp.start_time_unix_nano)
+                ends.append(sp.end_time_unix_nano)
                 if sp.HasField("status"):
                     st = sp.status
-                    c, msg = st.code, st.message
-                    code = STATUS[c] if 0 <= c < ns else str(c)
-                    status = f"{code}: {cut(msg)}" if msg else code
+                    no, msg = st.code, st.message
+                    code = STATUS[no] if 0 <= no < ns else str(no)
+                    statuses.append(f"{code}: {cut(msg)}" if msg else code)
                 else:  # unset status: skip reading its default fields
-                    status = STATUS[0]
-                k = sp.kind
+                    statuses.append(STATUS[0])
+                attrs: dict[str, Any] = {}
+                for kv in sp.attributes:  # pb_attrs, inline: the hot loop
+                    v = kv.value
+                    s = v.string_value
+                    attrs[kv.key] = s if s and len(s) <= MAX_STR else pb_any(v)
+                out.append(attrs)
                 events = sp.events
-                append(
-                    (
-                        tid.hex(),
-                        sid.hex() if sid else None,
-                        pid.hex() if pid else None,
-                        cut(sp.name),
-                        KINDS[k] if 0 <= k < nk else str(k),
-                        sp.start_time_unix_nano,
-                        sp.end_time_unix_nano,
-                        status,
-                        service,
-                        scope,
-                        pb_attrs(sp.attributes),
-                        rjson,
-                        _event_attrs(events) if events else None,
-                    )
-                )
-    return out
+                if events and (ev := _event_attrs(events)):
+                    event_attrs[len(out) - 1] = {**ev, **attrs}
+            n = len(sps)
+            services.extend([service] * n)
+            scopes.extend([scope] * n)
+            resources.extend([rjson] * n)

@@ -1,8 +1,9 @@
 """Property: the msgspec fast path reads an OTLP/JSON line exactly as the general path does.
 
-``otlp_structs.spans`` may decline a line (None: the general path reads it),
-but when it answers, its span tuples must equal ``otlp_json.request_spans``
-of the same line parsed the general way, and it must decline every line the
+``otlp_structs.spans`` may decline a line (False: the general path reads it),
+but when it answers, the column values and attribute dicts it appends must
+equal what ``otlp_json.request_spans`` appends for the same line parsed the
+general way, and it must decline every line the
 general path rejects (a bad record stays a bad record, with its reason).
 The lines are OTLP-shaped documents with odd spellings drawn at every field:
 nulls, wrong types, int64 as string or number or out of range, enum names,
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from sponsio_audit.ingest import otlp_structs
 from sponsio_audit.ingest.chunks import _json_record
+from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import parse_line
 
 odd = st.one_of(
@@ -132,25 +134,56 @@ request = st.one_of(
 )
 
 
+DECODED = (
+    "trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns",
+    "status", "service", "scope", "resource",
+)  # fmt: skip
+"""The columns a decoder fills (``_decoded`` adds ``record``, ``attributes`` and the facts)."""
+
+
+def _spans(cols: Columns) -> list[dict[str, Any]]:
+    """Each span a decoder appended to ``cols``: its column values, attribute dict and
+    GenAI event attributes as the conventions read them (None without such events)."""
+    n = len(cols.attrs)
+    assert {k: len(cols.cols[k]) for k in DECODED} == dict.fromkeys(DECODED, n)
+    return [
+        {
+            **{k: cols.cols[k][i] for k in DECODED},
+            "attrs": cols.attrs[i],
+            "read": cols.event_attrs.get(i),
+        }
+        for i in range(n)
+    ]
+
+
 def _general(line: bytes) -> Any:
     """What the general path makes of line 2 of a file: spans, or the exception it raises."""
     doc = parse_line(2, line)
     if isinstance(doc, Exception):
         return doc
+    cols = Columns(0, 0)
     try:
-        return _json_record(doc)[0]
+        _json_record(doc, cols)
     except Exception as e:  # the record would be skipped: the fast path must decline
         return e
+    return _spans(cols)
+
+
+def _fast(line: bytes) -> list[dict[str, Any]] | None:
+    cols = Columns(0, 0)
+    return _spans(cols) if otlp_structs.spans(line, cols) else None
 
 
 def _check(line: bytes) -> None:
-    fast = otlp_structs.spans(line)
+    fast = _fast(line)
     general = _general(line)
     if fast is None:
         return
     assert not isinstance(general, Exception), (line, general)
     assert fast == general
-    assert [type(v) for t in fast for v in t] == [type(v) for t in general for v in t]
+    assert [type(v) for t in fast for v in t.values()] == [
+        type(v) for t in general for v in t.values()
+    ]
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -189,11 +222,12 @@ def test_fast_path_answers_the_usual_line() -> None:
         b'"message":"boom"},"attributes":[{"key":"gen_ai.usage.input_tokens","value":'
         b'{"intValue":"7"}}]}]}]}]}'
     )
-    fast = otlp_structs.spans(line)
-    assert fast == [
-        (
-            "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", None, "chat m", "CLIENT",
-            1, 2, "ERROR: boom", "svc", "s", {"gen_ai.usage.input_tokens": 7},
-            '{"service.name":"svc"}', None,
-        )
+    assert _fast(line) == [
+        {
+            "trace_id": "0af7651916cd43dd8448eb211c80319c", "span_id": "b7ad6b7169203331",
+            "parent_span_id": None, "name": "chat m", "kind": "CLIENT", "start_ns": 1,
+            "end_ns": 2, "status": "ERROR: boom", "service": "svc", "scope": "s",
+            "resource": '{"service.name":"svc"}', "attrs": {"gen_ai.usage.input_tokens": 7},
+            "read": None,
+        }
     ]  # fmt: skip
