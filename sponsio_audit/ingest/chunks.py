@@ -197,9 +197,13 @@ def decode(chunk: RecordChunk) -> Decoded:
 
 
 @_acyclic
-def decode_document(file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT) -> Decoded:
+def decode_document(
+    file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT, raw_json: bool = True
+) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(file_id, run, [(no, doc)], lambda no, d, cols: _json_record(d, cols), limits)
+    return _decoded(
+        file_id, run, [(no, doc)], lambda no, d, cols: _json_record(d, cols), limits, raw_json
+    )
 
 
 def _bounded(attrs: list[dict[str, Any]], limits: Limits) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from .conftest import OTEL, load, rows
 
-BOTH = pytest.mark.parametrize("ext", [".jsonl", ".pb"])
+BOTH = pytest.mark.parametrize("ext", [".jsonl", ".pb", ".pretty.json"])
 OTHER_TABLES = ("events", "decisions", "traces", "span_facts", "files", "skipped")
 
 
