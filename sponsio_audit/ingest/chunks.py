@@ -27,12 +27,12 @@ from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto, otlp_structs
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import span_facts
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
+from sponsio_audit.ingest.proto_signal import proto_signal
 from sponsio_audit.ingest.sniff import (
     BadRecord,
     json_signal,
     parse_line,
     proto_records,
-    proto_signal,
     raw_lines,
     unwrap_record,
 )
