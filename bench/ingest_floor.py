@@ -35,6 +35,7 @@ from msgspec import UNSET
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sponsio_audit.ingest import Store, ingest, otlp_structs
+from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import proto_records
 from sponsio_audit.ingest.store import TABLES
 
@@ -92,7 +93,7 @@ def _lines(path: Path, loads: Any) -> None:
 def _decode_structs(path: Path) -> None:
     with open(path, "rb") as f:
         for line in f:
-            otlp_structs.spans(line)
+            otlp_structs.spans(line, Columns(0, 0))
 
 
 def _msgspec(path: Path) -> None:
@@ -177,7 +178,7 @@ def main() -> None:
                lambda: _msgspec(jsonl))  # fmt: skip
         _timed("JSONL: msgspec + the least walk (attribute dicts, 10 values appended)", n,
                lambda: _least_walk(jsonl))  # fmt: skip
-        _timed("JSONL: msgspec + span tuples with attribute dicts (ingest's walk)", n,
+        _timed("JSONL: msgspec + ingest's walk into column lists", n,
                lambda: _decode_structs(jsonl))  # fmt: skip
         _timed("protobuf parse, upb", n, lambda: _parse_proto(pb))
         _timed("protobuf parse + read each span's fields in Python", n, lambda: _walk_proto(pb))
