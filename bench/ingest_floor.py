@@ -31,7 +31,6 @@ import orjson
 import pyarrow as pa
 import pyarrow.json as pj
 from ingest import MEMORY_LIMIT, generate  # bench/ingest.py
-from msgspec import UNSET
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sponsio_audit.ingest import Store, ingest, otlp_structs
@@ -102,33 +101,6 @@ def _msgspec(path: Path) -> None:
             otlp_structs._DECODE(line)
 
 
-def _least_walk(path: Path) -> None:
-    """msgspec's structs, then the least any walk must do: each span's attributes as a
-    dict (string or int values only) and ten of its values appended to column lists."""
-    cols: list[list[Any]] = [[] for _ in range(10)]
-    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = (c.append for c in cols)
-    with open(path, "rb") as f:
-        for line in f:
-            for rs in otlp_structs._DECODE(line).resource_spans or ():
-                for ss in rs.scope_spans or ():
-                    for sp in ss.spans or ():
-                        attrs = {}
-                        for kv in sp.attributes or ():
-                            v = kv.value
-                            s = v.string_value if v is not None else None
-                            attrs[kv.key] = s if s is not UNSET else v.int_value
-                        a0(sp.trace_id)
-                        a1(sp.span_id)
-                        a2(sp.parent_span_id)
-                        a3(sp.name)
-                        a4(sp.kind)
-                        a5(int(sp.start_time_unix_nano or 0))
-                        a6(int(sp.end_time_unix_nano or 0))
-                        a7(sp.status)
-                        a8(attrs)
-                        a9(ss.scope)
-
-
 def _to_arrow(columns: dict[str, dict[str, list[Any]]]) -> None:
     for name, cols in columns.items():
         schema = TABLES[name]
@@ -176,8 +148,6 @@ def main() -> None:
             )
         _timed("JSONL parse, msgspec into OTLP structs (what ingest uses)", n,
                lambda: _msgspec(jsonl))  # fmt: skip
-        _timed("JSONL: msgspec + the least walk (attribute dicts, 10 values appended)", n,
-               lambda: _least_walk(jsonl))  # fmt: skip
         _timed("JSONL: msgspec + ingest's walk into column lists", n,
                lambda: _decode_structs(jsonl))  # fmt: skip
         _timed("protobuf parse, upb", n, lambda: _parse_proto(pb))
