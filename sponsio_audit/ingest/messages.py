@@ -105,13 +105,20 @@ def _calls(tool_calls: Any, calls: list[Call], unnamed: list[int]) -> None:
             continue
         f = tc.get("function")
         fn: dict[str, Any] = f if isinstance(f, dict) else tc
-        name = fn.get("name")
-        if isinstance(name, str) and name:
-            cid = tc.get("id")
-            cid = cid if isinstance(cid, str) else None
-            calls.append(_new(Call, (name, fn.get("arguments"), cid)))
-        else:
-            unnamed.append(1)
+        _add_call(calls, unnamed, fn.get("name"), fn, tc.get("id"))
+
+
+def _add_call(
+    calls: list[Call], unnamed: list[int], name: Any, holder: dict[str, Any], cid: Any
+) -> None:
+    """A requested call with a string name (its ``arguments`` from ``holder``) to ``calls``,
+    or a 1 to ``unnamed`` when it has none: the one rule of GenAI parts and OpenAI calls."""
+    if isinstance(name, str) and name:
+        calls.append(
+            _new(Call, (name, holder.get("arguments"), cid if isinstance(cid, str) else None))
+        )
+    else:
+        unnamed.append(1)
 
 
 def _walk(
@@ -153,13 +160,7 @@ def _walk(
                 continue
             kind = p.get("type")
             if kind == "tool_call":
-                name = p.get("name")
-                if isinstance(name, str) and name:
-                    cid = p.get("id")
-                    cid = cid if isinstance(cid, str) else None
-                    calls.append(_new(Call, (name, p.get("arguments"), cid)))
-                else:
-                    unnamed.append(1)
+                _add_call(calls, unnamed, p.get("name"), p, p.get("id"))
             elif kind == "tool_call_response":
                 text = as_text(p.get("response")) or ""
                 pieces.append(text)
