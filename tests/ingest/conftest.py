@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,43 @@ def _load_make_otel() -> Any:
 
 
 make_otel = _load_make_otel()
+
+
+def split_trace(
+    directory: Path, names: tuple[str, str], agent: str, service: str, trace_base: int
+) -> tuple[Path, Path]:
+    """One trace (an ``invoke_agent`` span and its ``execute_tool`` child) written as two
+    JSON-lines files in ``directory``: the tool span in ``names[0]``, its parent agent span
+    in ``names[1]`` (a trace that no single file or chunk holds whole)."""
+    req = make_otel.spans_request(
+        [
+            {
+                "name": "invoke_agent a",
+                "attrs": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent},
+                "start": 0,
+                "end": 9,
+                "children": [
+                    {
+                        "name": "execute_tool t",
+                        "attrs": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+                        "start": 1,
+                        "end": 2,
+                    }
+                ],
+            }
+        ],
+        service,
+        make_otel.FixedIds(trace_base=trace_base),
+    )
+    doc = make_otel.to_json(req)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [s["name"] for s in spans] == ["execute_tool t", "invoke_agent a"]
+    paths = []
+    for name, keep in zip(names, spans, strict=True):
+        doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = [keep]
+        (directory / name).write_text(json.dumps(doc) + "\n")
+        paths.append(directory / name)
+    return paths[0], paths[1]
 
 
 def load(*paths: str | Path, group_by: str = "trace", db: Path | None = None) -> tuple[Store, Any]:

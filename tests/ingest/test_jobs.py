@@ -10,7 +10,6 @@ cut across ``span_facts`` batches.
 from __future__ import annotations
 
 import gzip
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 from sponsio_audit.ingest import Store, chunks, ingest
 from sponsio_audit.ingest.workers import AUTO_BYTES, cpus, resolve_jobs
 
-from .conftest import FIXTURES, OTEL, make_otel
+from .conftest import FIXTURES, OTEL, split_trace
 
 TABLES = {
     "files": "path, format, bytes, sha256, records, skipped",
@@ -45,36 +44,9 @@ def _corpus(tmp: Path) -> Path:
     many = b"".join(lines * 40)
     cut = gzip.compress(many)
     (bad / "cut.jsonl.gz").write_bytes(cut[: len(cut) * 2 // 3])
-    # one trace whose spans are split over two files (the parent in the later one)
-    req = make_otel.spans_request(
-        [
-            {
-                "name": "invoke_agent a",
-                "attrs": {
-                    "gen_ai.operation.name": "invoke_agent",
-                    "gen_ai.agent.name": "split-agent",
-                },
-                "start": 0,
-                "end": 9,
-                "children": [
-                    {
-                        "name": "execute_tool t",
-                        "attrs": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
-                        "start": 1,
-                        "end": 2,
-                    }
-                ],
-            }
-        ],
-        "split-svc",
-        make_otel.FixedIds(trace_base=0x5B117 << 64),  # ids no other fixture uses
-    )
-    doc = make_otel.to_json(req)
-    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    assert [s["name"] for s in spans] == ["execute_tool t", "invoke_agent a"]
-    for name, keep in (("split_a.jsonl", spans[0]), ("split_b.jsonl", spans[1])):
-        doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = [keep]
-        (root / name).write_text(json.dumps(doc) + "\n")
+    # one trace whose spans are split over two files (the parent in the later one);
+    # ids no other fixture uses
+    split_trace(root, ("split_a.jsonl", "split_b.jsonl"), "split-agent", "split-svc", 0x5B117 << 64)
     return root
 
 

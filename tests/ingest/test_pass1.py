@@ -26,7 +26,7 @@ from sponsio_audit.ingest.line_ranges import LineIndex, range_records
 from sponsio_audit.ingest.sniff import raw_lines
 from sponsio_audit.ingest.store import TABLES
 
-from .conftest import OTEL, make_otel
+from .conftest import OTEL, make_otel, split_trace
 
 
 def _one_span_per_line(src: Path, dst: Path) -> int:
@@ -86,43 +86,11 @@ def test_pass_one_and_pass_two_give_the_same_tables(
             assert got[t] == want[t], (hold, t)
 
 
-def _split_trace_files(root: Path) -> tuple[Path, Path]:
-    """One trace whose tool span is in one file and its parent agent span in another."""
-    req = make_otel.spans_request(
-        [
-            {
-                "name": "invoke_agent a",
-                "attrs": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "boss"},
-                "start": 0,
-                "end": 9,
-                "children": [
-                    {
-                        "name": "execute_tool t",
-                        "attrs": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
-                        "start": 1,
-                        "end": 2,
-                    }
-                ],
-            }
-        ],
-        "svc",
-        make_otel.FixedIds(trace_base=0x9A55 << 64),
-    )
-    doc = make_otel.to_json(req)
-    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    paths = []
-    for name, keep in (("tool.jsonl", spans[0]), ("agent.jsonl", spans[1])):
-        doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = [keep]
-        (root / name).write_text(json.dumps(doc) + "\n")
-        paths.append(root / name)
-    return paths[0], paths[1]
-
-
 def test_a_later_run_adding_spans_to_a_trace_replaces_its_pass_one_events(
     tmp_path: Path,
 ) -> None:
     """Run 1 sees the tool span alone (a whole trace then); run 2 brings its agent span."""
-    tool, agent = _split_trace_files(tmp_path)
+    tool, agent = split_trace(tmp_path, ("tool.jsonl", "agent.jsonl"), "boss", "svc", 0x9A55 << 64)
     store = Store.open(None)
     ingest([tool], store)
     first = store.con.execute("SELECT type, agent, tool FROM events").fetchall()
