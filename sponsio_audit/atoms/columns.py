@@ -69,14 +69,6 @@ def bool_values(arr: pa.Array) -> np.ndarray:
     return bits[arr.offset : arr.offset + len(arr)].view(bool)
 
 
-def _primitive(arr: pa.Array, dtype: Any, fill: Any) -> np.ndarray:
-    """A fixed-width array as a fresh NumPy array of its own dtype, nulls set to ``fill``."""
-    values, valid = raw_values(arr, dtype)
-    if valid is None:
-        return values.copy()
-    return np.where(valid, values, np.array(fill, dtype=dtype))
-
-
 def raw_values(arr: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray | None]:
     """A fixed-width array's value buffer (zero-copy, read-only: undefined at nulls) and
     its validity (None when it has no nulls)."""

@@ -35,6 +35,9 @@ class LineIndex:
         """Note the line ends of the file's next ``block``."""
         if len(self.head) < 4:
             self.head = (self.head + block[:4])[:4]
+        if self.compressed():  # never cut into ranges (read as a stream): no line ends needed
+            self.size += len(block)
+            return
         base, lines, counted = self.size, self.lines, 0
         i = self.cuts[-1][0] + self.every - 1 - base  # a range ends at a newline from here
         while i < len(block):

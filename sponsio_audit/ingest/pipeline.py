@@ -330,12 +330,12 @@ def _passes(
     )
     for b in bufs.values():
         b.flush()
-    staged = stage.publish() if stage is not None else (0, 0)
+    staged = stage.publish() if stage is not None else 0
     return IngestSummary(
         files=bufs["files"].total,
         records=r.records,
         spans=r.span_n,
-        events=bufs["events"].total + staged[0],
+        events=bufs["events"].total + staged,
         skipped=r.skipped_n,
         traces=traces + r.direct_traces,
         duplicates=r.dup,

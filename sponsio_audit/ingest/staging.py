@@ -133,10 +133,10 @@ class Stage:
         self.kept = kept
         return kept
 
-    def publish(self) -> tuple[int, int]:
+    def publish(self) -> int:
         """Write the staged rows to ``events``, ``decisions`` and ``traces`` ordered by trace
-        (then by sequence, or staging order), drop the temporary tables; returns the numbers
-        of (events, traces) written."""
+        (then by sequence, or staging order), drop the temporary tables; returns the number
+        of events written."""
         self.flush()
         con = self.store.con
         held = sum(b.num_rows for b in self.memo)
@@ -156,9 +156,9 @@ class Stage:
             f"INSERT INTO decisions BY NAME SELECT * FROM {DECISIONS} ORDER BY trace_id, rowid"
         )
         con.execute(f"INSERT INTO traces SELECT trace_id, events FROM {TRACES} ORDER BY trace_id")
-        counts = (_count(self.store, EVENTS) + held, _count(self.store, TRACES))
+        events = _count(self.store, EVENTS) + held
         self.drop()
-        return counts
+        return events
 
     def drop(self) -> None:
         """Drop the temporary tables."""

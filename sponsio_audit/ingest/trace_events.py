@@ -109,12 +109,12 @@ class TraceSpans(NamedTuple):
         """Spans from ``ROW_FIELDS`` row tuples."""
         at = ROW_FIELDS.index(FACT_FIELDS[0])
         span, parent, file, record, start, end, service = (
-            [r[ROW_FIELDS.index(k)] for r in rows] for k in _BASE
+            [r[ROW_FIELDS.index(k)] for r in rows] for k in SPAN_BASE
         )
         return cls(span, parent, file, record, start, end, service, [tuple(r[at:]) for r in rows])
 
 
-_BASE = ("span_id", "parent_span_id", "file_id", "record", "start_ns", "end_ns", "service")
+SPAN_BASE = ("span_id", "parent_span_id", "file_id", "record", "start_ns", "end_ns", "service")
 """``ROW_FIELDS`` columns of ``TraceSpans`` (its fields before ``facts``), in order."""
 
 

@@ -34,7 +34,7 @@ from sponsio_audit.ingest.store import (
     decision_row,
     rows_batch,
 )
-from sponsio_audit.ingest.trace_events import BODY_FIELDS, TraceSpans, span_events
+from sponsio_audit.ingest.trace_events import BODY_FIELDS, SPAN_BASE, TraceSpans, span_events
 
 SLICE_ROWS = 20_000
 """Rows converted at a time between Arrow and Python by ``from_table`` (a 200k-span
@@ -42,7 +42,6 @@ trace's column lists, or event tuples, are not all alive beside the rest)."""
 
 _BODY_TYPES = [EVENT_SCHEMA.field(k).type for k in BODY_FIELDS]
 _TAIL = EVENT_SCHEMA.names[2 + len(BODY_FIELDS) :]  # optional columns: null here
-_BASE = ("span_id", "parent_span_id", "file_id", "record", "start_ns", "end_ns", "service")
 
 
 @dataclass(frozen=True)
@@ -145,7 +144,7 @@ def from_columns(cols: Columns) -> Traced:
     from the chunk's own lists (rows without a trace id, which pass 2 never reads, left
     out; a trace's spans in chunk position order; traces by trace id)."""
     c = cols.cols
-    base = [c[k] if k != "file_id" else [cols.file_id] * len(cols) for k in _BASE]
+    base = [c[k] if k != "file_id" else [cols.file_id] * len(cols) for k in SPAN_BASE]
     sid, pid, fid, rec, start, end, service = base
     facts = cols.facts
     where: dict[Any, list[tuple[int, int]]] = {}
@@ -186,16 +185,16 @@ def _values(col: pa.ChunkedArray) -> list[Any]:
 
 
 def _table_columns(table: pa.Table, key: str, shared: bool) -> tuple[list[Any], list[list[Any]]]:
-    """``table``'s ``key`` values, its ``_BASE`` columns and its ``FACT_FIELDS`` tuples
+    """``table``'s ``key`` values, its ``SPAN_BASE`` columns and its ``FACT_FIELDS`` tuples
     (last) as Python lists, converted ``SLICE_ROWS`` rows at a time, so only one slice's
     fact columns are alive beside the tuples. ``shared``: strings as in ``_values``, else
     ``to_pylist`` (a new object per value: faster for a bounded number of rows)."""
     values = _values if shared else pa.ChunkedArray.to_pylist
-    base: list[list[Any]] = [[] for _ in _BASE]
+    base: list[list[Any]] = [[] for _ in SPAN_BASE]
     facts: list[tuple] = []
     for at in range(0, table.num_rows, SLICE_ROWS):
         part = table.slice(at, SLICE_ROWS)
-        for col, name in zip(base, _BASE, strict=True):
+        for col, name in zip(base, SPAN_BASE, strict=True):
             col.extend(values(part.column(name)))
         cols = [values(part.column(name)) for name in FACT_FIELDS]
         facts.extend(zip(*cols, strict=True))
