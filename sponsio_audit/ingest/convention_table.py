@@ -145,7 +145,6 @@ FINISH = Parse(
 """Finish reasons (any convention's key): after the output messages, which say "1" first
 when a requested call had no name."""
 AGENT_NAME = Pick("agent", (AGENT,))
-GENAI_LLM = frozenset(LLM_OPS)
 OPENLLMETRY_LLM = (
     AGENT_NAME,
     Parse(openllmetry_input, _INPUT, prefix="gen_ai.prompt."),
@@ -208,8 +207,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         "gen_ai",
         "llm",
         (
-            When(OP, GENAI_LLM, has=((*CURRENT, INSTRUCTIONS),)),
-            When(OP, GENAI_LLM, lacks=(*DEPRECATED, *INDEXED)),
+            When(OP, LLM_OPS, has=((*CURRENT, INSTRUCTIONS),)),
+            When(OP, LLM_OPS, lacks=(*DEPRECATED, *INDEXED)),
             When(OP, has=(CURRENT,)),
             When(OP, frozenset({None}), has=(DEPRECATED, (*CURRENT, INSTRUCTIONS))),
         ),
@@ -219,14 +218,14 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "gen_ai_deprecated",
         "llm",
-        (When(OP, GENAI_LLM | {None}, has=(DEPRECATED,), lacks=(*CURRENT, INSTRUCTIONS)),),
+        (When(OP, LLM_OPS | {None}, has=(DEPRECATED,), lacks=(*CURRENT, INSTRUCTIONS)),),
         _llm("gen_ai_deprecated", DEPRECATED[0], DEPRECATED[1], instructions=False),
         doc="deprecated OTel GenAI LLM call: gen_ai.prompt, gen_ai.completion",
     ),
     Convention(
         "openllmetry",
         "llm",
-        (When(OP, GENAI_LLM, has=(INDEXED,), lacks=(*CURRENT, INSTRUCTIONS, *DEPRECATED)),),
+        (When(OP, LLM_OPS, has=(INDEXED,), lacks=(*CURRENT, INSTRUCTIONS, *DEPRECATED)),),
         OPENLLMETRY_LLM,
         doc="GenAI LLM operation whose messages are indexed gen_ai.prompt.N.* (before Traceloop)",
     ),

@@ -238,8 +238,7 @@ def _render(items: list[Any] | str, lines: list[str], system: list[str]) -> dict
     for item in items:
         pieces: list[str] = []
         role = _walk(item, pieces, calls, results, unnamed)
-        if role is None:
-            calls.clear()
+        if role is None:  # not a message: _walk added nothing
             continue
         if calls:
             t = _body(pieces, calls)

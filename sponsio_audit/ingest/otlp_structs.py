@@ -253,17 +253,6 @@ _MISS = object()
 _HEX = "0123456789abcdefABCDEF"
 
 
-def _time(v: str | int | None) -> int | None:
-    """``_int`` with the usual spelling (a decimal string) read inline."""
-    if type(v) is str and len(v) < 40:
-        try:
-            n = int(v)
-        except ValueError:
-            return None
-        return n if -INT64 <= n < INT64 else None
-    return _int(v)
-
-
 def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
     c = cols.cols
     tids, sids, pids, names = c["trace_id"], c["span_id"], c["parent_span_id"], c["name"]
@@ -318,8 +307,8 @@ def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
                     if type(kind) is int and 0 <= kind < 6
                     else _enum_of(kind, _KIND_NAMES, KINDS)
                 )
-                starts.append(_time(sp.start_time_unix_nano))
-                ends.append(_time(sp.end_time_unix_nano))
+                starts.append(_int(sp.start_time_unix_nano))
+                ends.append(_int(sp.end_time_unix_nano))
                 st = sp.status
                 if st is None:
                     statuses.append(STATUS[0])

@@ -112,8 +112,7 @@ def tool_args(v: Any) -> tuple[str | None, str | None]:
     cb = _callback(v)
     if cb is not None:
         return cb
-    a = as_args(v)
-    return None if a is None else dumps(a), None
+    return args_text(v), None
 
 
 def _one_param(schema: Any) -> str | None:
