@@ -57,12 +57,13 @@ def _decoded(item: RecordChunk | RangeChunk) -> Decoded:
     return decode(item.read() if isinstance(item, RangeChunk) else item)
 
 
+@_acyclic
 def chunk_events(d: Decoded) -> Traced:
     """``events`` of every trace of one decoded chunk, each computed as if the chunk held it
     whole (rows without a trace id, which pass 2 never reads, left out): from its column
     lists when it has them, else from its ``span_facts`` rows."""
     if d.columns is not None:
-        return _acyclic(from_columns)(d.columns)
+        return from_columns(d.columns)
     return table_events(d.facts)
 
 
@@ -77,7 +78,10 @@ def table_events(facts: pa.RecordBatch | pa.Table) -> Traced:
     return events(table.append_column(TRACE_KEY, table.column("trace_id")), shared=False)
 
 
+@_acyclic
 def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
-    """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker)."""
+    """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker),
+    the collector paused across both: between them the chunk's column lists are alive, and a
+    collection there walked them all for nothing (0.18 s of 200k spans' ingest)."""
     d = _decoded(item)
     return replace(d, columns=None), chunk_events(d)
