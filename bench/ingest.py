@@ -2,6 +2,7 @@
 
 ``python bench/ingest.py [--sizes 200000,1000000] [--formats jsonl,proto] [--jobs 1,2]``
 ``python bench/ingest.py --quick`` (20k spans, for a first look)
+``python bench/ingest.py --repeat 5`` (five uninstrumented runs of each configuration)
 
 Files are generated into a temp dir (a template request of 1,000 spans, 100
 traces of 10 spans, made with the protobuf classes; every request gets new
@@ -25,6 +26,14 @@ in pass 2 after Arrow → Python) and ``other`` (the rest: file reading,
 chunking, pass 2's query). With ``jobs > 1`` the per-span stages run in the
 workers, so only the main process's stages are shown; the machine is
 shared, so CPU time is the steadier figure.
+
+Each configuration's uninstrumented run is repeated ``--repeat`` times (3 by
+default), the configurations of one file alternated so that a drift of the
+machine falls on all of them; the line gives the median spans/s with the range,
+and the ``--jobs`` ratio is of medians. Each run also prints its kernel CPU and
+minor page faults per span: on a VM whose host backs guest memory lazily, a
+process's fresh memory costs a host fault on first touch (``ingest_floor.py``'s
+"fresh memory" line measures it), which no user-space profile shows.
 """
 
 from __future__ import annotations
@@ -297,11 +306,13 @@ def run_one(path: str, jobs: int, stages: bool) -> None:
     stop = threading.Event()
     poller = threading.Thread(target=_descendants_hwm, args=(stop, seen, kids_cpu), daemon=True)
     poller.start()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     t, c = time.perf_counter(), time.process_time()
     s = ingest([path], store, jobs=jobs)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     store.close()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    rss = after.ru_maxrss  # KiB on Linux
     stop.set()
     poller.join()
     child = max(seen.values(), default=0)
@@ -318,6 +329,8 @@ def run_one(path: str, jobs: int, stages: bool) -> None:
                 "peak_rss_mib": round(rss / 1024),
                 "worker_rss_mib": round(child / 1024),
                 "workers_cpu_s": round(sum(kids_cpu.values()), 2),
+                "sys_us": round((after.ru_stime - before.ru_stime) / s.spans * 1e6, 2),
+                "faults": round((after.ru_minflt - before.ru_minflt) / s.spans, 3),
                 "stages_us": {
                     **{k: round(v / s.spans * 1e6, 2) for k, v in clock.spent.items()},
                     "other": round((cpu - sum(clock.spent.values())) / s.spans * 1e6, 2),
@@ -337,12 +350,19 @@ def _child(path: Path, jobs: int, stages: bool) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median spans/s (the lower middle one of an even count)."""
+    ranked = sorted(runs, key=lambda r: r["spans_per_s"])
+    return ranked[(len(ranked) - 1) // 2]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="200000,1000000")
     ap.add_argument("--quick", action="store_true", help="20k spans only (a first look)")
     ap.add_argument("--formats", default="jsonl,proto")
     ap.add_argument("--jobs", default="1,2", help="worker process counts to run (0: one per CPU)")
+    ap.add_argument("--repeat", type=int, default=3, help="uninstrumented runs of each")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--stages", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -360,8 +380,13 @@ def main() -> None:
             for size in (int(x) for x in a.sizes.split(",")):
                 path = generate(Path(d), size, fmt)
                 mb = path.stat().st_size / 1e6
+                runs: dict[int, list[dict[str, Any]]] = {j: [] for j in jobs_list}
+                for _ in range(a.repeat):  # alternated: a drift falls on every jobs value
+                    for jobs in jobs_list:
+                        runs[jobs].append(_child(path, jobs, stages=False))
                 for jobs in jobs_list:
-                    res = _child(path, jobs, stages=False)
+                    res = _median_run(runs[jobs])
+                    rates = sorted(r["spans_per_s"] for r in runs[jobs])
                     timed = _child(path, jobs, stages=True)
                     rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
                     rate[size, jobs] = res["spans_per_s"]
@@ -371,10 +396,16 @@ def main() -> None:
                         if jobs != 1
                         else ""
                     )
+                    spread = (
+                        f" (median of {len(rates)}: {rates[0]:,}–{rates[-1]:,})"
+                        if len(rates) > 1
+                        else ""
+                    )
                     print(
                         f"{fmt:5} {size:>9,} spans ({mb:,.0f} MB) jobs={jobs}: "
-                        f"{res['spans_per_s']:>9,} spans/s, {res['seconds']} s wall, "
-                        f"main process CPU {res['cpu_s']} s, "
+                        f"{res['spans_per_s']:>9,} spans/s{spread}, {res['seconds']} s wall, "
+                        f"main process CPU {res['cpu_s']} s ({res['sys_us']} µs/span in the "
+                        f"kernel, {res['faults']} page faults/span), "
                         f"peak RSS {res['peak_rss_mib']} MiB{workers}, "
                         f"events {res['events']:,}, traces {res['traces']:,}",
                         flush=True,

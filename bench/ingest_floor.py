@@ -14,6 +14,13 @@ and turning those tables' values, as the Python lists ingest builds, into
 Arrow arrays. Every step runs with the cyclic GC paused, as ingest's chunks do.
 Ingest at N spans/s needs each of its steps below 1/N s per span; these are
 the floors.
+
+It also prints what memory costs on this machine: touching a fresh anonymous
+mapping page by page, the first time and again after it was unmapped and mapped
+anew. On bare metal both are a kernel page fault (~0.1–0.3 µs a 4 KiB page); in
+a VM whose host backs guest memory lazily (and takes back what the guest frees),
+the first touch also pays a host fault, which shows in no user-space profile,
+and a process pays it for every MB its peak RSS grows by.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import argparse
 import gc
 import io
 import json
+import mmap
 import tempfile
 import time
 from pathlib import Path
@@ -121,6 +129,22 @@ def _write(tables: dict[str, Any], db: Path | None) -> None:
         db.unlink()
 
 
+def _fresh_memory(mb: int = 256) -> None:
+    """Wall time to touch ``mb`` MB of a new anonymous mapping, one byte per 4 KiB page:
+    the first mapping, then a second one right after the first is unmapped."""
+    page = mmap.PAGESIZE
+    for label in ("first touch", "after unmapping, again"):
+        m = mmap.mmap(-1, mb << 20)
+        t = time.perf_counter()
+        for i in range(0, mb << 20, page):
+            m[i] = 1
+        dt = time.perf_counter() - t
+        m.close()
+        pages = (mb << 20) // page
+        print(f"fresh memory, {label}: {dt / mb * 1e3:.2f} ms per MB "
+              f"({dt / pages * 1e6:.2f} µs per {page // 1024} KiB page)")  # fmt: skip
+
+
 def _cpu(what: str, spans: int, fn: Any) -> None:
     t = time.process_time()
     _paused(fn)
@@ -136,6 +160,7 @@ def main() -> None:
         jsonl, pb = generate(Path(d), n, "jsonl"), generate(Path(d), n, "proto")
         print(f"{n:,} spans: JSONL {jsonl.stat().st_size / 1e6:.0f} MB, protobuf "
               f"{pb.stat().st_size / 1e6:.0f} MB")  # fmt: skip
+        _fresh_memory()
         _timed("JSONL parse, stdlib json", n, lambda: _lines(jsonl, json.loads))
         _timed("JSONL parse, orjson (what ingest uses)", n, lambda: _lines(jsonl, orjson.loads))
         for threads in (False, True):
