@@ -10,14 +10,18 @@ cut across ``span_facts`` batches.
 from __future__ import annotations
 
 import gzip
+import importlib.util
+import os
 import shutil
+import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sponsio_audit.ingest import Store, chunks, ingest
-from sponsio_audit.ingest.workers import AUTO_BYTES, cpus, resolve_jobs
+from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, cpus, resolve_jobs
 
 from .conftest import FIXTURES, OTEL, split_trace
 
@@ -118,6 +122,36 @@ def test_auto_jobs_use_every_cpu_only_for_large_inputs() -> None:
     assert resolve_jobs(3, 10) == 3  # an explicit count is taken as given
     with pytest.raises(ValueError, match="jobs must be 0"):
         resolve_jobs(-1)
+
+
+def _worker_pandas(path: str) -> tuple[bool, int, str]:
+    """In a worker: whether decoding a real file's chunk imported pandas, its spans,
+    and the Arrow type pyarrow gives a pandas categorical column once pandas is asked for."""
+    (chunk,) = chunks.record_chunks("otlp_json", "", partial(Path(path).open, "rb"), 1, 1)
+    spans = chunks.decode(chunk).spans.num_rows  # Arrow arrays built from Python lists
+    had = "pandas" in sys.modules
+    import pandas as pd
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(pd.DataFrame({"c": pd.Categorical(["x", "y", "x"])}))
+    return had, spans, str(table.schema.field("c").type)
+
+
+def test_workers_decode_without_importing_pandas() -> None:
+    """A worker builds its Arrow arrays without pandas being imported (pyarrow's look
+    for it cost 0.3 s and ~35 MB per worker), and pyarrow still reads pandas objects
+    right in that worker when something asks for pandas itself."""
+    if importlib.util.find_spec("pandas") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("pandas (the spark extra) is missing in CI")
+        pytest.skip("pandas is not installed: nothing for the worker to avoid")
+    path = str(OTEL / "genai.jsonl")
+    with Workers(2) as w:
+        results = list(w.map(_worker_pandas, [path, path]))
+    for had, spans, typ in results:
+        assert not had
+        assert spans > 0
+        assert typ == "dictionary<values=string, indices=int8, ordered=0>"
 
 
 def test_trace_chunks_never_split_a_trace() -> None:
