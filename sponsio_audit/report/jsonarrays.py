@@ -15,7 +15,8 @@ each other).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,8 @@ BYTES = pa.large_binary()
 """Pieces of text are large binaries (UTF-8): a report may pass 2 GB."""
 SMALL_BYTES = 1 << 31
 """Text up to this size is written with 32-bit offsets (Arrow's ``binary``)."""
+PIECE_BYTES = 8 << 20
+"""About how much of the array's text one ``take`` writes (``Texts.written``)."""
 _ESCAPED = r"[\x00-\x1f\"\\]"
 """What JSON escapes in a string (orjson and the stdlib alike); other strings are only quoted."""
 _ILLEGAL = "[\ufffe\uffff]"
@@ -135,19 +138,30 @@ class Texts:
         self.size += len(texts)
         return self.size - len(texts)
 
-    def written(self, flat: np.ndarray) -> memoryview:
-        """The texts at ``flat`` end to end (one ``take``: each piece copied once)."""
+    def written(self, flat: np.ndarray, skip: int = 0) -> Iterator[memoryview]:
+        """The texts at ``flat`` end to end, less their first ``skip`` bytes, in pieces of
+        about ``PIECE_BYTES`` (one ``take`` each: every text copied once, and only one
+        piece of a report of hundreds of MB is held at a time)."""
         values = pa.concat_arrays(self.arrays)
         _, value_offsets, _ = values.buffers()
         lengths = np.diff(np.frombuffer(value_offsets, dtype=np.int64, count=len(values) + 1))
-        small = int(lengths[flat].sum()) < SMALL_BYTES
+        small = int(lengths.sum()) < SMALL_BYTES
         width = np.int32 if small else np.int64  # Arrow takes 32-bit offsets 3x faster
-        out = pc.take(values.cast(pa.binary()) if small else values, pa.array(flat))
-        _, offsets, data = out.buffers()
-        offs = np.frombuffer(offsets, dtype=width, count=len(out) + 1)
-        if data is None:
-            return memoryview(b"")
-        return memoryview(data)[int(offs[0]) : int(offs[-1])]
+        source = values.cast(pa.binary()) if small else values
+        ends = np.cumsum(lengths[flat])
+        total = int(ends[-1]) if len(ends) else 0
+        cuts = np.searchsorted(ends, np.arange(PIECE_BYTES, total, PIECE_BYTES), side="right")
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(flat)], strict=True):
+            if hi <= lo:
+                continue
+            out = pc.take(source, pa.array(flat[lo:hi]))
+            _, offsets, data = out.buffers()
+            if data is None:
+                continue
+            offs = np.frombuffer(offsets, dtype=width, count=len(out) + 1)
+            first = int(offs[0]) + (skip if lo == 0 else 0)
+            if first < int(offs[-1]):
+                yield memoryview(data)[first : int(offs[-1])]
 
 
 @dataclass
@@ -295,7 +309,7 @@ def _dense(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def violations_json(
     table: pa.Table, contract: Callable[[str], dict[str, Any]], indent: int = 4
-) -> list[bytes | memoryview]:
+) -> Iterable[bytes | memoryview]:
     """The JSON text (UTF-8, in pieces to write one after the other) of the ``violations``
     array (items at ``indent``; ``table`` in report order), as ``jsonenc.dumps`` indents it
     inside the report document, the code points ``xmlchars.legal`` replaces already replaced."""
@@ -353,8 +367,8 @@ def violations_json(
     post.add(_fingerprints(table, blamed, contract), "\n" + pad + "}")
     texts = Texts()
     flat = _nested(pre.grid(texts), items.grid(texts), bounds, post.grid(texts))
-    body = texts.written(flat)[2:]  # no first ",\n"
-    return [b"[\n", body, b"\n", b" " * (indent - 2) + b"]"]
+    body = texts.written(flat, skip=2)  # no first ",\n"
+    return itertools.chain([b"[\n"], body, [b"\n", b" " * (indent - 2) + b"]"])
 
 
 def _group_codes(table: pa.Table) -> np.ndarray:

@@ -37,6 +37,8 @@ contains argument values (``evidence`` module).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -155,17 +157,20 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
     return b"".join(chunks(data, options)).decode("utf-8")
 
 
-def chunks(data: ReportData, options: RenderOptions | None = None) -> list[bytes | memoryview]:
+def chunks(data: ReportData, options: RenderOptions | None = None) -> Iterable[bytes | memoryview]:
     """The JSON report as UTF-8 bytes in pieces to write one after the other: the stdlib's
-    bytes, by orjson; the violations array written from the Arrow table (``jsonarrays``),
-    never joined or decoded to a Python string (a report may be hundreds of MB)."""
+    bytes, by orjson; the violations array written from the Arrow table (``jsonarrays``)
+    a piece at a time, never joined or decoded to a Python string (a report may be
+    hundreds of MB)."""
     text = jsonenc.dumps(document(data, rows=False))
     slot = f"{orjson.dumps(_SLOT).decode()}"
     if text.count(slot) != 1:  # the placeholder also in trace content: the slow way
         return [(legal(jsonenc.dumps(document(data))) + "\n").encode("utf-8")]
     array = jsonarrays.violations_json(data.violation_table, data.contract, indent=4)
     head, _, tail = text.partition(slot)
-    return [legal(head).encode("utf-8"), *array, (legal(tail) + "\n").encode("utf-8")]
+    return itertools.chain(
+        [legal(head).encode("utf-8")], array, [(legal(tail) + "\n").encode("utf-8")]
+    )
 
 
 _SLOT = "\ue000sponsio-audit violations\ue001"

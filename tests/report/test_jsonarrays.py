@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.report import data as report_data
-from sponsio_audit.report import jsonenc, jsonfmt
+from sponsio_audit.report import jsonarrays, jsonenc, jsonfmt
 from sponsio_audit.report.xmlchars import legal
 from sponsio_audit.verdicts import VIOLATION_SCHEMA
 
@@ -117,11 +117,28 @@ def _data(rows: list[dict[str, Any]], matched: list[str | None] | None) -> repor
 
 
 @settings(max_examples=150, deadline=None)
-@given(groups(), st.none() | st.lists(MAYBE, min_size=30, max_size=30))
-def test_columns_write_the_bytes_of_the_rows(rows: list[dict[str, Any]], matched: Any) -> None:
+@given(
+    groups(),
+    st.none() | st.lists(MAYBE, min_size=30, max_size=30),
+    st.sampled_from([1, 2, 3, 7, 64, jsonarrays.PIECE_BYTES]),
+)
+def test_columns_write_the_bytes_of_the_rows(
+    rows: list[dict[str, Any]], matched: Any, piece: int
+) -> None:
+    """Also when the array's text is written in pieces of ``piece`` bytes (a real report
+    in pieces of 8 MB, so that only one is held at a time)."""
     data = _data(rows, matched)
     slow = legal(jsonenc.dumps(jsonfmt.document(data))) + "\n"
-    assert jsonfmt.render(data) == slow
+    default = jsonarrays.PIECE_BYTES
+    jsonarrays.PIECE_BYTES = piece
+    try:
+        assert jsonfmt.render(data) == slow
+        pieces = [bytes(c) for c in jsonfmt.chunks(data)]
+    finally:
+        jsonarrays.PIECE_BYTES = default
+    assert all(pieces)  # no empty write
+    if piece == 1 and any(r["blamed"] for r in rows):  # the array itself in several pieces
+        assert len(pieces) > 5
 
 
 def test_no_violation_is_an_empty_array() -> None:
