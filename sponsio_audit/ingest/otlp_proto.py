@@ -15,7 +15,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS
-from sponsio_audit.ingest.values import MAX_STR, cut, dumps, pb_any, pb_attrs
+from sponsio_audit.ingest.values import MAX_STR, cut, dumps, pb_attrs
 
 
 def _event_attrs(events: Any) -> dict[str, Any] | None:
@@ -67,11 +67,7 @@ def request_spans(data: bytes, cols: Columns) -> None:
                     statuses.append(f"{code}: {cut(msg)}" if msg else code)
                 else:  # unset status: skip reading its default fields
                     statuses.append(STATUS[0])
-                attrs: dict[str, Any] = {}
-                for kv in sp.attributes:  # pb_attrs, inline: the hot loop
-                    v = kv.value
-                    s = v.string_value
-                    attrs[kv.key] = s if s and len(s) <= MAX_STR else pb_any(v)
+                attrs = pb_attrs(sp.attributes)
                 out.append(attrs)
                 events = sp.events
                 if events and (ev := _event_attrs(events)):
