@@ -15,7 +15,7 @@ second of CPU per 100k spans (measured), as much as the decoding it handed off.
 A worker starts by telling pyarrow that pandas is absent (``_start_worker``):
 pyarrow imports pandas, when installed, on its first ``pa.array`` of a list, to
 check whether the list is a pandas object; in a worker, which only decodes
-chunks, that import cost 0.27–0.32 s of CPU and ~40 MB each, for nothing.
+chunks, that import cost 0.27–0.32 s of CPU and ~34 MiB each, for nothing.
 """
 
 from __future__ import annotations
