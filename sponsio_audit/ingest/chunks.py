@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 import pyarrow as pa
@@ -200,10 +200,12 @@ def decode(chunk: RecordChunk) -> Decoded:
 def decode_document(
     file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT, raw_json: bool = True
 ) -> Decoded:
-    """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file)."""
-    return _decoded(
+    """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file), without
+    its Python column lists (no caller reads them; Spark keeps a unit's ``Decoded``)."""
+    d = _decoded(
         file_id, run, [(no, doc)], lambda no, d, cols: _json_record(d, cols), limits, raw_json
     )
+    return replace(d, columns=None)
 
 
 def _bounded(attrs: list[dict[str, Any]], limits: Limits) -> None:
