@@ -57,7 +57,6 @@ def _decoded(item: RecordChunk | RangeChunk) -> Decoded:
     return decode(item.read() if isinstance(item, RangeChunk) else item)
 
 
-@_acyclic
 def chunk_events(d: Decoded) -> Traced:
     """``events`` of every trace of one decoded chunk, each computed as if the chunk held it
     whole (rows without a trace id, which pass 2 never reads, left out): from its column

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.event import EVENT_SCHEMA
+from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.store import (
@@ -41,7 +41,7 @@ SLICE_ROWS = 20_000
 trace's column lists, or event tuples, are not all alive beside the rest)."""
 
 _BODY_TYPES = [EVENT_SCHEMA.field(k).type for k in BODY_FIELDS]
-_TAIL = EVENT_SCHEMA.names[2 + len(BODY_FIELDS) :]  # optional columns: null here
+_TAIL = OPTIONAL_COLUMNS  # null here
 
 
 @dataclass(frozen=True)
