@@ -204,9 +204,10 @@ def to_msg(m: Any) -> Msg | None:
     return _new(Msg, (role, tuple(pieces), tuple(calls), tuple(results), len(unnamed)))
 
 
-def _items(v: Any) -> list[Any] | str:
+def _items(v: Any) -> list[Any] | str | None:
     """The messages of a recorded value (JSON text, list, object): a list of message
-    items, or the text of the one role-less message that a plain value is."""
+    items, the text of the one role-less message that a plain value is, or None for a
+    null (JSON ``null`` text or an empty value): nothing recorded, not an empty list."""
     if v.__class__ is list:
         return v
     if v.__class__ is str:
@@ -222,7 +223,7 @@ def _items(v: Any) -> list[Any] | str:
         inner = v.get("messages")
         v = inner if isinstance(inner, list) else [v]
     if not isinstance(v, list):
-        return (as_text(v) or "") if v is not None else []
+        return (as_text(v) or "") if v is not None else None
     return v
 
 
@@ -259,29 +260,38 @@ def _render(items: list[Any] | str, lines: list[str], system: list[str]) -> dict
     return found
 
 
-def input_fields(v: Any, instructions: Any = None) -> tuple[str, str, str | None]:
+def input_fields(v: Any, instructions: Any = None) -> tuple[str | None, ...]:
     """(prompt, system prompt, tool results JSON) of a recorded input messages value,
-    with GenAI system instructions (``None``: not recorded) added to the system prompt."""
+    with GenAI system instructions (``None``: not recorded) added to the system prompt.
+
+    A null value records no input: prompt and system prompt are None (missing,
+    SEMANTICS.md §5), so content atoms are unknown there, not false; the system
+    prompt then comes from the instructions alone."""
+    items = _items(v)
+    if items is None:
+        return (None, *system_fields(instructions), None)
     lines: list[str] = []
     system: list[str] = []
-    results = _render(_items(v), lines, system)
+    results = _render(items, lines, system)
     if instructions is not None:
-        _instructions(instructions, system)
+        _instructions(_items(instructions), system)
     return "\n".join(lines), "\n".join(system), dumps(results) if results else None
 
 
 def system_fields(instructions: Any) -> tuple[str | None]:
-    """(system prompt,) of GenAI system instructions recorded without input messages."""
-    if instructions is None:
+    """(system prompt,) of GenAI system instructions (None when absent or null)."""
+    items = _items(instructions) if instructions is not None else None
+    if items is None:
         return (None,)
     system: list[str] = []
-    _instructions(instructions, system)
+    _instructions(items, system)
     return ("\n".join(system),)
 
 
-def _instructions(v: Any, system: list[str]) -> None:
+def _instructions(items: list[Any] | str | None, system: list[str]) -> None:
     """Add the text of each system-instructions message (role ignored) to ``system``."""
-    items = _items(v)
+    if items is None:
+        return
     if isinstance(items, str):
         system.append(items)
         return
@@ -291,10 +301,13 @@ def _instructions(v: Any, system: list[str]) -> None:
             system.append(msg.text())
 
 
-def output_fields(v: Any) -> tuple[str, str | None, str | None]:
+def output_fields(v: Any) -> tuple[str | None, str | None, str | None]:
     """(output text, requested tool calls JSON, "1" when a call had no name) of a
-    recorded output messages value; tool results in the output are not read."""
+    recorded output messages value; tool results in the output are not read.
+    A null value records no output: all three None (missing, not empty)."""
     items = _items(v)
+    if items is None:
+        return None, None, None
     if isinstance(items, str):
         return items, None, None
     pieces: list[str] = []
@@ -325,7 +338,7 @@ def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, s
         else:
             lines.append(t)
     if instructions is not None:
-        _instructions(instructions, system)
+        _instructions(_items(instructions), system)
     return "\n".join(lines), "\n".join(system)
 
 
