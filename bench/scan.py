@@ -4,7 +4,7 @@ Generates ``bench/ingest.py``'s GenAI file (``--spans``, default 200,000)
 and prints, in one run, every figure issue 14 asks for:
 
 1. **Per stage, in this process**, what ``sponsio-audit scan FILE -f json -o
-   FILE`` runs (``cli.scan._run``): ingest into an in-memory store
+   FILE`` runs (``cli.scan._run``, its Arrow memory pool included): ingest into an in-memory store
    (``--jobs``), ``api.audit`` (events query, engine, verdict and violation
    tables, saving them, provenance), the report tables (``report.data.load``),
    the matched arguments (``baseline.with_matches``, for the fingerprints),
@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate  # bench/ingest.py
 
 from sponsio_audit import api
+from sponsio_audit.arrow_memory import own_process
 from sponsio_audit.cli import outputs
 from sponsio_audit.cli import summary as cli_summary
 from sponsio_audit.cli.scan import failing
@@ -126,6 +127,7 @@ def run_scan(
     """One scan as ``cli.scan._run`` runs it, stage by stage: {stage: (wall, cpu)}, the
     store and ingest's summary, and the report data."""
     stages: dict[str, tuple[float, float]] = {}
+    own_process()  # the command's Arrow memory pool
     store = Store.open(None)
     s, w, c = _timed(lambda: ingest([str(path)], store, jobs=jobs))
     stages["ingest"] = (w, c)

@@ -45,7 +45,9 @@ def open_audit(
     if missing:
         raise UsageProblem([f"{p}: no such file or directory" for p in missing])
     from sponsio_audit.api import audit
+    from sponsio_audit.arrow_memory import own_process
 
+    own_process()
     cfg, src = contract_sources.load(contract_files, packs)
     sources: list[str | Path] = [str(p) for p in paths]
     return audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store

@@ -283,9 +283,11 @@ def _run(
 ) -> Outcome:
     """Audit (``api.audit``), and write every output (the store is closed after)."""
     from sponsio_audit.api import audit
+    from sponsio_audit.arrow_memory import own_process
     from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
+    own_process()
     stores.prepare_for_scan(o.db, o.append)
     store = None
     try:

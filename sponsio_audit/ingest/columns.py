@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sponsio_audit.arrow_memory import POOL
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.store import FACTS_SCHEMA, SPANS_SCHEMA, _array
 
@@ -54,7 +55,7 @@ class Columns:
     def _shared(self) -> Arrays:
         n = len(self.facts)
         out = {k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SHARED}
-        out["file_id"] = pa.repeat(pa.scalar(self.file_id, pa.int64()), n)
+        out["file_id"] = pa.repeat(pa.scalar(self.file_id, pa.int64()), n, memory_pool=POOL)
         return out
 
     def batches(self) -> tuple[pa.RecordBatch | pa.Table, pa.RecordBatch | pa.Table]:
@@ -67,11 +68,11 @@ class Columns:
             **{k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
         }
         facts = dict(shared)
-        facts["pos"] = pa.array(range(n), pa.int64())
+        facts["pos"] = pa.array(range(n), pa.int64(), memory_pool=POOL)
         fact_cols = list(zip(*self.facts, strict=True)) if n else [()] * len(FACT_FIELDS)
         for k, col in zip(FACT_FIELDS, fact_cols, strict=True):
             facts[k] = _array(col, FACTS_SCHEMA.field(k).type)
-        facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n)
+        facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n, memory_pool=POOL)
         return _batch(spans, SPANS_SCHEMA), _batch(facts, FACTS_SCHEMA)
 
 

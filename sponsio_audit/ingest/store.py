@@ -26,6 +26,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from sponsio_audit.arrow_memory import POOL
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.ingest.values import INT64, whole
@@ -313,9 +314,9 @@ def _fit(v: Any, typ: pa.DataType) -> Any:
 def _array(values: Sequence[Any], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
     storage = typ.storage_type if isinstance(typ, pa.ExtensionType) else typ
     try:
-        arr = pa.array(values, type=storage)
+        arr = pa.array(values, type=storage, memory_pool=POOL)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
-        arr = pa.array([_fit(v, storage) for v in values], type=storage)
+        arr = pa.array([_fit(v, storage) for v in values], type=storage, memory_pool=POOL)
     if isinstance(typ, pa.ExtensionType):
         if isinstance(arr, pa.ChunkedArray):
             return pa.chunked_array(

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sponsio_audit.arrow_memory import POOL
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import FACT_FIELDS
@@ -84,7 +85,7 @@ class _Out:
             _event_batch(self.bodies, self.keys, self.events),
             rows_batch(self.decisions, DECISIONS_SCHEMA),
             rows_batch(counts, TRACES_SCHEMA),
-            pa.array(self.spans, pa.int64()),
+            pa.array(self.spans, pa.int64(), memory_pool=POOL),
         )
 
 
@@ -101,28 +102,33 @@ def _event_batch(
     tids = _array(keys, EVENT_SCHEMA.field("trace_id").type)
     seqs = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     if n <= SLICE_ROWS:
-        return _part(bodies, tids.take(pa.array(trace_no)), pa.array(seqs))
+        return _part(bodies, _take(tids, trace_no), pa.array(seqs, memory_pool=POOL))
     parts: list[pa.RecordBatch] = []
     bodies.reverse()
     at = 0
     while bodies:
         part = [bodies.pop() for _ in range(min(SLICE_ROWS, len(bodies)))]
         to = at + len(part)
-        b = _part(part, tids.take(pa.array(trace_no[at:to])), pa.array(seqs[at:to]))
+        b = _part(part, _take(tids, trace_no[at:to]), pa.array(seqs[at:to], memory_pool=POOL))
         at = to
         parts.extend(b.to_batches() if isinstance(b, pa.Table) else [b])
         del part
-    table = pa.Table.from_batches(parts, EVENT_SCHEMA).combine_chunks()
+    table = pa.Table.from_batches(parts, EVENT_SCHEMA).combine_chunks(memory_pool=POOL)
     del parts
     batches = table.to_batches()
     return batches[0] if len(batches) == 1 else table
+
+
+def _take(tids: pa.Array, rows: np.ndarray) -> pa.Array:
+    """Each event's trace id: ``tids`` at its trace's number."""
+    return pc.take(tids, pa.array(rows, memory_pool=POOL), memory_pool=POOL)
 
 
 def _part(bodies: list[tuple], tids: Any, seqs: Any) -> pa.RecordBatch | pa.Table:
     n = len(bodies)
     cols = list(zip(*bodies, strict=True)) if bodies else [()] * len(BODY_FIELDS)
     arrays = [tids, seqs, *(_array(c, t) for c, t in zip(cols, _BODY_TYPES, strict=True))]
-    arrays += [pa.nulls(n, EVENT_SCHEMA.field(k).type) for k in _TAIL]
+    arrays += [pa.nulls(n, EVENT_SCHEMA.field(k).type, memory_pool=POOL) for k in _TAIL]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
         return pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
     return pa.RecordBatch.from_arrays(arrays, schema=EVENT_SCHEMA)
