@@ -44,7 +44,7 @@ from sponsio_audit.ingest import Store, ingest, otlp_structs
 from sponsio_audit.ingest.chunks import _acyclic
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import proto_records
-from sponsio_audit.ingest.store import TABLES
+from sponsio_audit.ingest.tables import TABLES
 
 
 def _paused(fn: Any) -> None:

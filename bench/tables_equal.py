@@ -6,7 +6,7 @@
 Each set of inputs is ingested by a child process of the reference interpreter
 (a venv whose ``sponsio_audit`` is the reference checkout, main by default)
 and by this checkout's, with each ``--jobs`` value, into database files; then
-every table of ``ingest.store.TABLES`` and any other table either side made is
+every table of ``ingest.tables.TABLES`` and any other table either side made is
 compared: the same columns, the same rows (as a multiset, ``ORDER BY ALL``) and
 the same insertion order, plus the same ``IngestSummary``. Sets:
 

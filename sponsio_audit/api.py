@@ -34,7 +34,7 @@ from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.limits import DEFAULT as DEFAULT_LIMITS
 from sponsio_audit.ingest.limits import Limits
-from sponsio_audit.ingest.store import TABLES
+from sponsio_audit.ingest.tables import TABLES
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.provenance import (
     SEMANTICS_VERSION,

@@ -4,9 +4,36 @@
 decodes OTLP (JSON, protobuf, compressed), Sponsio session logs, native traces
 and chat transcripts, and fills the ``files``, ``skipped``, ``spans``,
 ``events`` and ``decisions`` tables (see ``pipeline`` for the passes).
+The three names are imported on first use (module ``__getattr__``), so that a
+worker process, which imports only the decoding modules, loads neither the
+pipeline nor DuckDB.
 """
 
-from sponsio_audit.ingest.pipeline import IngestSummary, ingest
-from sponsio_audit.ingest.store import Store
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["IngestSummary", "Store", "ingest"]
+
+_HOMES = {
+    "IngestSummary": "sponsio_audit.ingest.pipeline",
+    "ingest": "sponsio_audit.ingest.pipeline",
+    "Store": "sponsio_audit.ingest.store",
+}
+
+if TYPE_CHECKING:
+    from sponsio_audit.ingest.pipeline import IngestSummary, ingest
+    from sponsio_audit.ingest.store import Store
+
+
+def __getattr__(name: str) -> Any:
+    """Import a name of ``__all__`` from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

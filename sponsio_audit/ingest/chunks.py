@@ -36,7 +36,7 @@ from sponsio_audit.ingest.sniff import (
     raw_lines,
     unwrap_record,
 )
-from sponsio_audit.ingest.store import LOGS_SCHEMA, rows_batch
+from sponsio_audit.ingest.tables import LOGS_SCHEMA, rows_batch
 from sponsio_audit.ingest.trace_tables import Traced, from_table
 from sponsio_audit.ingest.values import dumps
 from sponsio_audit.trace_batches import whole_traces

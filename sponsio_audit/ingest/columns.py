@@ -6,7 +6,7 @@ The OTLP decoders append each span's values straight to the lists of ``Columns``
 a record that fails is cut off with ``drop`` (all or nothing per record).
 ``batches`` converts each list with the schema's type once per chunk; the columns
 the two tables share (ids, times, service, file, record) are converted once for
-both. A value a column cannot hold costs only that field (``store._array``).
+both. A value a column cannot hold costs only that field (``tables._array``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from sponsio_audit.arrow_memory import POOL
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.store import FACTS_SCHEMA, SPANS_SCHEMA, _array
+from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, _array
 
 _SHARED = ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "service", "record")
 Arrays = dict[str, pa.Array | pa.ChunkedArray]

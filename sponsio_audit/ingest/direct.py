@@ -16,7 +16,7 @@ from sponsio_audit.ingest import native, session_log, transcript
 from sponsio_audit.ingest.chunks import decode_document
 from sponsio_audit.ingest.parsed import Parsed
 from sponsio_audit.ingest.sniff import BadRecord, classify
-from sponsio_audit.ingest.store import decision_row
+from sponsio_audit.ingest.tables import decision_row
 
 _COLUMNS = tuple(EVENT_SCHEMA.names)
 """Columns of the ``events`` table, in order."""

@@ -120,6 +120,6 @@ def span_events(
                 traces += t.traces
                 write(t)
     finally:
-        cur.close()
-        con.execute(f"DROP TABLE IF EXISTS {attach.VIEW}")
+        cur.close()  # ``store.con``, not ``con``: the writes above may still be running
+        store.con.execute(f"DROP TABLE IF EXISTS {attach.VIEW}")
     return traces + kept

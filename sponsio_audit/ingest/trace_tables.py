@@ -28,7 +28,7 @@ from sponsio_audit.arrow_memory import POOL
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.store import (
+from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     TRACES_SCHEMA,
     _array,

@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 from sponsio_audit.evaluation import permissions_of
 from sponsio_audit.ingest import chunks
-from sponsio_audit.ingest.store import FILES_SCHEMA, SKIPPED_SCHEMA, rows_batch
+from sponsio_audit.ingest.tables import FILES_SCHEMA, SKIPPED_SCHEMA, rows_batch
 from sponsio_audit.spark.arrow import pack, plain_schema, spark_schema, unpack
 from sponsio_audit.spark.plan import RANGE_BYTES, Plan, plan
 from sponsio_audit.spark.tasks import (

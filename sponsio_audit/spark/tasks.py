@@ -36,7 +36,7 @@ from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
 from sponsio_audit.ingest.limits import DEFAULT, Limits
 from sponsio_audit.ingest.sniff import decompressed
-from sponsio_audit.ingest.store import (
+from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,
     LOGS_SCHEMA,

@@ -24,7 +24,7 @@ from sponsio_audit.ingest import Store, chunks, ingest, staging
 from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.line_ranges import LineIndex, range_records
 from sponsio_audit.ingest.sniff import raw_lines
-from sponsio_audit.ingest.store import TABLES
+from sponsio_audit.ingest.tables import TABLES
 
 from .conftest import OTEL, make_otel, split_trace
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 
-from sponsio_audit.ingest.store import COMMIT_ROWS, TRACES_SCHEMA, Buffer, Store
+from sponsio_audit.ingest.store import COMMIT_ROWS, Buffer, Store
+from sponsio_audit.ingest.tables import TRACES_SCHEMA
 
 
 def _traces(n: int, start: int = 0) -> pa.RecordBatch:
@@ -70,6 +72,22 @@ def test_failure_inside_rolls_back_and_restores_threads() -> None:
     assert _threads(store) == 2
     assert store.count("traces") == 3  # the rows since the last commit are not kept
     with store.loading():  # the store is usable afterwards
+        store.insert("traces", _traces(2, 3))
+    assert store.count("traces") == 5
+    store.close()
+
+
+def test_an_insert_that_fails_on_the_writer_thread_fails_the_load() -> None:
+    # inserts run on the writer thread: its error must reach the caller, never be lost
+    store = Store.open(None)
+    with store.loading():
+        store.insert("traces", _traces(3))
+    with pytest.raises(duckdb.Error, match="nope"), store.loading():
+        store.insert("traces", pa.table({"nope": [1]}))  # no such column
+        store.insert("traces", _traces(4, 3))  # put after the failure: not run
+        store.count("traces")  # the connection is used only once the inserts ran
+    assert store.count("traces") == 3  # nothing of the failed load is kept
+    with store.loading():  # and the store is usable afterwards
         store.insert("traces", _traces(2, 3))
     assert store.count("traces") == 5
     store.close()

@@ -8,7 +8,7 @@ import pyarrow as pa
 from sponsio_audit import api
 from sponsio_audit.config import load_config
 from sponsio_audit.ingest import Store, ingest
-from sponsio_audit.ingest.store import TABLES
+from sponsio_audit.ingest.tables import TABLES
 from tests.report.conftest import CONFIG, TRACES
 
 
