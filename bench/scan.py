@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate  # bench/ingest.py
 
 from sponsio_audit import api
-from sponsio_audit.arrow_memory import own_process
+from sponsio_audit.arrow_setup import own_process
 from sponsio_audit.cli import outputs
 from sponsio_audit.cli import summary as cli_summary
 from sponsio_audit.cli.scan import failing

@@ -18,7 +18,7 @@ import sponsio_audit
 
 RANKS: dict[str, int] = {
     # 0 base: shared by every stage, importing nothing of the package above it
-    "arrow_memory": 0,
+    "arrow_setup": 0,
     "event": 0,
     "vocab": 0,
     "regexes": 0,

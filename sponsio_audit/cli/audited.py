@@ -14,7 +14,7 @@ import typer
 
 from sponsio_audit.cli import contracts as contract_sources
 from sponsio_audit.cli import stores
-from sponsio_audit.cli.common import UsageProblem
+from sponsio_audit.cli.common import UsageProblem, own_pyarrow
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")]
 """The trace inputs of a command that reads an audit (or ``--db`` instead)."""
@@ -44,10 +44,9 @@ def open_audit(
     missing = [str(p) for p in paths if str(p) != "-" and not p.exists()]
     if missing:
         raise UsageProblem([f"{p}: no such file or directory" for p in missing])
+    own_pyarrow()
     from sponsio_audit.api import audit
-    from sponsio_audit.arrow_memory import own_process
 
-    own_process()
     cfg, src = contract_sources.load(contract_files, packs)
     sources: list[str | Path] = [str(p) for p in paths]
     return audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store

@@ -263,3 +263,25 @@ def limits_in_force(config_settings: list[tuple[str, Any, str]], flags: list[str
         return limits.DEFAULT.with_settings(settings)
     except limits.LimitError as e:
         raise UsageProblem([str(e)]) from None
+
+
+def own_pyarrow(spark: bool = False) -> None:
+    """Set pyarrow up for this command (``arrow_setup``): the package's memory pool as the
+    default; and, in a process that is the command's own (``sponsio-audit``, ``python -m
+    sponsio_audit``; not a program that calls the app, such as a test runner) where Spark's
+    driver does not run (pyspark hands pyarrow pandas objects), no pandas import for
+    pyarrow's look. Called before the report modules load."""
+    from sponsio_audit.arrow_setup import own_process, skip_pandas
+
+    own_process()
+    if not spark and _own_process():
+        skip_pandas()
+
+
+def _own_process() -> bool:
+    """Whether this process runs the command line itself (its entry point is ours)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None:
+        return str(spec.name).startswith("sponsio_audit")
+    return Path(sys.argv[0]).name in ("sponsio-audit", "sponsio-audit.exe")

@@ -24,6 +24,7 @@ from sponsio_audit.cli.common import (
     PackOpt,
     UsageProblem,
     guarded,
+    own_pyarrow,
 )
 
 MAX_EVENTS = 500
@@ -69,11 +70,10 @@ def explain(
     Exit codes: 0; 2 when the trace is unknown or ambiguous, the contract unknown,
     or the input cannot be read.
     """
-    from sponsio_audit.arrow_memory import own_process
+    own_pyarrow()
     from sponsio_audit.report import timeline
     from sponsio_audit.report.data import load
 
-    own_process()
     with guarded(db):
         if not trace:
             raise UsageProblem(["--trace ID is needed (`sponsio-audit traces PATH` lists them)"])

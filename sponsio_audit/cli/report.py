@@ -18,6 +18,7 @@ from sponsio_audit.cli.common import (
     FailOn,
     UsageProblem,
     guarded,
+    own_pyarrow,
 )
 from sponsio_audit.cli.contracts import Sources
 from sponsio_audit.cli.scan import FormatOpt, LimitOpt, OutputOpt, QuietOpt, SilentOpt, failing
@@ -61,11 +62,10 @@ def report(
     Exit codes: 0, or 1 with violations at or above --fail-on (default none);
     2 when the file is missing, is not a DuckDB store or holds no audit.
     """
-    from sponsio_audit.arrow_memory import own_process
+    own_pyarrow()
     from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
-    own_process()
     source = db if db is not None else parquet
     with guarded(source):
         if (db is None) == (parquet is None):

@@ -39,6 +39,7 @@ from sponsio_audit.cli.common import (
     fail,
     guarded,
     limits_in_force,
+    own_pyarrow,
     prepare_folder,
     prepare_output,
     say_error,
@@ -237,6 +238,7 @@ class Outcome:
 
 
 def _scan(o: ScanRun) -> int:
+    own_pyarrow(spark=o.engine == Engine.spark.value)
     from sponsio_audit.report import baseline as baselines
 
     ts = outputs.targets(o.output, o.fmt)
@@ -283,11 +285,9 @@ def _run(
 ) -> Outcome:
     """Audit (``api.audit``), and write every output (the store is closed after)."""
     from sponsio_audit.api import audit
-    from sponsio_audit.arrow_memory import own_process
     from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
-    own_process()
     stores.prepare_for_scan(o.db, o.append)
     store = None
     try:

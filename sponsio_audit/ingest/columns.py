@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sponsio_audit.arrow_memory import POOL
+from sponsio_audit.arrow_setup import POOL
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, _array
 

@@ -5,7 +5,7 @@ the rows, and Spark tasks import it without the database. A value a column
 cannot hold (an integer beyond int64, a lone surrogate, a non-string in a
 text column) costs only that field (``_array``): it becomes NULL (or U+FFFD),
 never failing the batch and the rows after it. Arrays are built in
-``arrow_memory.POOL``.
+``arrow_setup.POOL``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sponsio_audit.arrow_memory import POOL
+from sponsio_audit.arrow_setup import POOL
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest.trace_events import ROW_FIELDS
 from sponsio_audit.ingest.values import INT64, whole

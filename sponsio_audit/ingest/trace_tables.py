@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.arrow_memory import POOL
+from sponsio_audit.arrow_setup import POOL
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import FACT_FIELDS

@@ -12,23 +12,24 @@ The pool is a ``ProcessPoolExecutor``: ``multiprocessing.Pool``'s worker-handler
 thread polls forkserver workers in a loop, which cost this process about a
 second of CPU per 100k spans (measured), as much as the decoding it handed off.
 
-A worker starts by telling pyarrow that pandas is absent (``_start_worker``):
-pyarrow imports pandas, when installed, on its first ``pa.array`` of a list, to
-check whether the list is a pandas object; in a worker, which only decodes
-chunks, that import cost 0.27–0.32 s of CPU and ~34 MiB each, for nothing.
+A worker starts by telling pyarrow that pandas is absent (``_start_worker``,
+``arrow_setup.skip_pandas``): pyarrow imports pandas, when installed, on its
+first ``pa.array`` of a list, to check whether the list is a pandas object; in a
+worker, which only decodes chunks, that import cost 0.27–0.32 s of CPU and ~34
+MiB each, for nothing.
 """
 
 from __future__ import annotations
 
-import importlib.abc
 import multiprocessing
 import os
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
+
+from sponsio_audit.arrow_setup import skip_pandas
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,29 +71,9 @@ def resolve_jobs(jobs: int, input_bytes: int | None = None, load: float | None =
     return min(cpus(), int(idle + 0.5)) if idle >= SPARE_CPUS else 1
 
 
-class _NoPandas(importlib.abc.MetaPathFinder):
-    """An import finder that refuses pandas (only while a worker starts)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas is not used in ingest workers")
-        return None
-
-
 def _start_worker() -> None:
-    """Worker start-up: pyarrow's one look for pandas (on its first array) made while
-    pandas cannot be imported, so pyarrow takes it as absent. pyarrow imports it anyway
-    if something asks for pandas itself later; only ``pa.array``'s look is skipped."""
-    if "pandas" in sys.modules:
-        return
-    import pyarrow as pa
-
-    block = _NoPandas()
-    sys.meta_path.insert(0, block)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(block)
+    """Worker start-up: a worker hands pyarrow no pandas objects (``arrow_setup.skip_pandas``)."""
+    skip_pandas()
 
 
 class Workers:
