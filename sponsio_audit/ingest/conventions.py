@@ -32,7 +32,7 @@ from sponsio_audit.ingest.convention_table import (
     Sum,
     When,
 )
-from sponsio_audit.ingest.values import as_text
+from sponsio_audit.ingest.values import as_text, to_count
 
 FACT_FIELDS = (
     "role",  # tool | llm | agent | turn | check | enforce | violation | None
@@ -70,18 +70,6 @@ _FILL_FROM, _ARGS, _BARE = _AT["agent"], _AT["args"], _AT["bare"]
 _MISSING = object()
 
 
-def to_int(v: Any) -> int | None:
-    """A recorded token count as an integer (None when it is not one)."""
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, int):
-        return v
-    try:
-        return int(v)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
 def groups(attrs: dict[str, Any], prefixes: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """The attributes under each prefix, in one pass over the span's attributes."""
     out: dict[str, dict[str, Any]] = {p: {} for p in prefixes}
@@ -97,7 +85,7 @@ class _Code:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"as_text": as_text, "to_int": to_int, "groups": groups}
+        self.names: dict[str, Any] = {"as_text": as_text, "to_count": to_count, "groups": groups}
         self.names["MISSING"] = _MISSING
 
     def const(self, value: Any) -> str:
@@ -120,7 +108,7 @@ def _cond(w: When, joined: str = "") -> str:
 
 def _convert(field: str, v: str) -> str:
     if field in INT_FIELDS:
-        return f"({v} if {v}.__class__ is int else to_int({v}))"
+        return f"({v} if {v}.__class__ is int else to_count({v}))"
     return f"({v} if {v}.__class__ is str else as_text({v}))"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from sponsio_audit.event import EVENT_TYPES, Event
 from sponsio_audit.ingest.parsed import Parsed, ts_ns
 from sponsio_audit.ingest.sniff import BadRecord
-from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
+from sponsio_audit.ingest.values import as_args, as_text, cap, to_count
 
 CONVENTION = "sponsio_native"
 
@@ -46,11 +46,11 @@ def _event(d: dict[str, Any], trace_id: str, file_id: int, no: int) -> Event | s
         system_prompt=text["system_prompt"],
         agent=as_text(cap(d.get("agent", d.get("agent_id")))),
         target=text["target"],
-        tokens_in=to_int(d.get("tokens_in")),
-        tokens_out=to_int(d.get("tokens_out")),
-        tokens_total=to_int(d.get("tokens_total")),
+        tokens_in=to_count(d.get("tokens_in")),
+        tokens_out=to_count(d.get("tokens_out")),
+        tokens_total=to_count(d.get("tokens_total")),
         start_ns=ts_ns(d.get("ts", d.get("start_ns"))),
-        duration_ns=to_int(d.get("duration_ns")),
+        duration_ns=to_count(d.get("duration_ns")),
         trace_id=trace_id,
         span_id=text["span_id"],
         conversation_id=as_text(cap(d.get("conversation_id"))),

@@ -174,6 +174,13 @@ def finite(d: float) -> float | str:
     return d if math.isfinite(d) else str(d)
 
 
+def to_count(v: Any) -> int | None:
+    """A recorded count (tokens, a duration) as an integer, or None when it is not one:
+    ``to_int``, except that a bool is no count (``true`` is not 1 token: the fact is
+    missing, so a budget over it is unverifiable, never a pass)."""
+    return None if v is None or isinstance(v, bool) else to_int(v)
+
+
 def to_int(v: Any) -> int | None:
     """An OTLP int64 written as a JSON number or string; None when it is neither or does
     not fit int64 (``"99999999999999999999"``, ``1e20``: the field is lost, not the record)."""

@@ -1,0 +1,64 @@
+"""A token count recorded as a bool is no count (SEMANTICS.md §5: usage missing).
+
+``true`` is not 1 token: were it read as 1, a ``token_budget`` over a run that
+recorded ``tokens_total: true`` would pass. The fact is missing instead, so the
+budget is *unverifiable* there, in a native trace as under the OTel conventions
+(spans made by the real SDK, ``fixtures/make_otel.py``), while a recorded
+integer still decides it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sponsio_audit.api import audit
+from sponsio_audit.config import load_config
+
+from .conftest import make_otel
+
+CONTRACTS = """
+version: "1"
+agents:
+  "*":
+    contracts:
+      - id: budget
+        G: {pattern: token_budget, args: [100]}
+"""
+
+
+def _verdict(tmp_path: Path, path: Path) -> str:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONTRACTS, encoding="utf-8")
+    result = audit([path], load_config(cfg))
+    (row,) = result.verdicts.to_pylist()
+    result.store.close()
+    return str(row["verdict"])
+
+
+def _native(tmp_path: Path, tokens: Any) -> Path:
+    ev = {"ts": 1714550401, "agent": "bot", "type": "llm_response", "content": "ok",
+          "tokens_in": tokens, "tokens_out": tokens, "tokens_total": tokens}  # fmt: skip
+    path = tmp_path / "t.shield-trace.jsonl"
+    path.write_text(json.dumps(ev) + "\n", encoding="utf-8")
+    return path
+
+
+def _otel(tmp_path: Path, tokens: Any) -> Path:
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[]",
+             "gen_ai.usage.input_tokens": tokens, "gen_ai.usage.output_tokens": tokens}  # fmt: skip
+    make_otel.write_all(
+        tmp_path / "t", [make_otel.spans_request([{"name": "chat m", "start": 0, "end": 4,
+                                                   "attrs": attrs}], "svc")]
+    )  # fmt: skip
+    return tmp_path / "t.jsonl"
+
+
+@pytest.mark.parametrize("write", [_native, _otel], ids=["native", "otel"])
+def test_a_bool_token_count_makes_the_budget_unverifiable(tmp_path: Path, write: Any) -> None:
+    assert _verdict(tmp_path, write(tmp_path, True)) == "unverifiable"
+    assert _verdict(tmp_path, write(tmp_path, 30)) == "pass"  # a total of 30 (or 30 + 30)
+    assert _verdict(tmp_path, write(tmp_path, 120)) == "violated"
