@@ -16,7 +16,6 @@ does. Tables travel between stages as Arrow IPC blobs tagged by kind.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,7 +34,8 @@ from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.sniff import decompressed
+from sponsio_audit.ingest.line_ranges import range_records
+from sponsio_audit.ingest.sniff import BadRecord, decompressed
 from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,
@@ -109,23 +109,21 @@ class _Collector:
         return len(d.skipped)
 
 
-def _range_chunks(unit: Unit) -> Iterator[chunks.RecordChunk]:
-    """The unit's lines (blank ones skipped, numbers kept) in chunks of ``CHUNK_BYTES``."""
-    with open(unit.path, "rb") as f:
-        f.seek(unit.start)
-        data = f.read(unit.end - unit.start)
-    records: list[tuple[int, Any]] = []
+def _range_chunks(unit: Unit, limits: Limits) -> Iterator[chunks.RecordChunk]:
+    """The unit's lines as a reading of the whole file gives them (``range_records``: blank
+    lines skipped, numbers kept, NUL padding before a line stripped, a line over
+    ``record_bytes`` a skipped record, read past), in chunks of ``CHUNK_BYTES``."""
+    fmt = otlp_decoder(unit.fmt)
+    records: list[tuple[int, bytes | BadRecord]] = []
     size = 0
-    for no, line in enumerate(io.BytesIO(data), unit.first):
-        if not line.strip():
-            continue
-        records.append((no, line))
-        size += len(line)
+    for no, rec in range_records(unit.path, unit.start, unit.end - unit.start, unit.first, limits):
+        records.append((no, rec))
+        size += len(rec) if isinstance(rec, bytes) else 0
         if size >= chunks.CHUNK_BYTES:
-            yield chunks.RecordChunk(otlp_decoder(unit.fmt), unit.file_id, RUN, records)
+            yield chunks.RecordChunk(fmt, unit.file_id, RUN, records, limits)
             records, size = [], 0
     if records:
-        yield chunks.RecordChunk(otlp_decoder(unit.fmt), unit.file_id, RUN, records)
+        yield chunks.RecordChunk(fmt, unit.file_id, RUN, records, limits)
 
 
 def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
@@ -141,9 +139,11 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
             recs = event_records(fmt, unit.layout, open_, c.limits)
             return direct.load(c, unit.file_id, unit.sha, fmt, unit.layout, recs)
         todo = (
-            _range_chunks(unit)
+            _range_chunks(unit, c.limits)
             if unit.end >= 0
-            else chunks.record_chunks(otlp_decoder(fmt), unit.layout, open_, unit.file_id, RUN)
+            else chunks.record_chunks(
+                otlp_decoder(fmt), unit.layout, open_, unit.file_id, RUN, c.limits
+            )
         )
         for chunk in todo:
             d = inchunk.decode_chunk(chunk)  # without its Python column lists: kept per unit

@@ -183,3 +183,21 @@ def test_spark_ingest_attaches_log_records_and_judges_empty_traces(spark, logged
     for trace in (SILENT, ROOT_ONLY):
         judged = [r for r in tables["verdicts"].to_pylist() if r["trace_id"] == trace]
         assert len(judged) == guarantees, trace
+
+
+@pytest.mark.parametrize("case", ["nul_prefix", "giant_line"])
+def test_spark_reads_hostile_lines_as_the_store_ingest_does(spark, tmp_path, case):
+    # a range task reads its lines as the local reader does: NUL padding before a line
+    # stripped, a line over the record_bytes limit listed as skipped and read past
+    from sponsio_audit.spark import ingest as spark_ingest
+    from tests.hostile import streams
+
+    expect = getattr(streams, case)(tmp_path)
+    store = Store.open(None, raw_json=True)  # Spark's spans keep the raw JSON
+    ingest([str(tmp_path)], store)
+    got = spark_ingest(spark, [str(tmp_path)], range_bytes=2048).arrow()
+    for name in ("files", "skipped", "spans", "events"):
+        assert _rows(got[name]) == _rows(_stored(store, name)), name
+    skipped = {(r["record"], r["reason"].split(":")[0]) for r in got["skipped"].to_pylist()}
+    assert len(skipped) == len(expect.skips)
+    store.close()
