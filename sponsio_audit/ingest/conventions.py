@@ -310,6 +310,12 @@ class Reader:
         self.source = "\n".join(code.lines) + "\n"
         self.rows: tuple[Callable[[dict[str, Any], str, str | None], tuple[Any, ...]], ...] = ()
         self.roles = tuple(row.role for row in table)
+        self._twins = tuple(
+            next(j for j in range(i + 1) if table[j].fields == row.fields)
+            for i, row in enumerate(table)
+        )
+        """Per row, the first row with the same sources (itself if none): a later twin
+        that applies too adds nothing, so ``_merge`` does not read the span twice."""
         ns = dict(code.names, unmatched=_unmatched, merge=self._merge)
         # the code is made from the table only (our own rows), never from trace content
         exec(compile(self.source, "<convention_table>", "exec"), ns)
@@ -323,8 +329,10 @@ class Reader:
         hits = sorted(set(hits))
         role = self.roles[hits[0]]
         f = self.rows[hits[0]](a, n, c)
+        read = {self._twins[hits[0]]}
         for i in hits[1:]:
-            if self.roles[i] == role and None in f:
+            if self.roles[i] == role and None in f and self._twins[i] not in read:
+                read.add(self._twins[i])
                 f = _fill(f, self.rows[i](a, n, c))
         return f
 
