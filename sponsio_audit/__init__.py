@@ -11,8 +11,9 @@ the package import from the stages, never from this face.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sponsio_audit.lazy import exports
 
 __version__ = "0.1.0"
 
@@ -46,13 +47,4 @@ if TYPE_CHECKING:
     from sponsio_audit.trace_batches import whole_traces
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its stage on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(home), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _HOMES)

@@ -19,6 +19,7 @@ import sponsio_audit
 RANKS: dict[str, int] = {
     # 0 base: shared by every stage, importing nothing of the package above it
     "arrow_setup": 0,
+    "lazy": 0,
     "event": 0,
     "vocab": 0,
     "regexes": 0,

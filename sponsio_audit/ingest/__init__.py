@@ -11,8 +11,9 @@ pipeline nor DuckDB.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sponsio_audit.lazy import exports
 
 __all__ = ["IngestSummary", "Store", "ingest"]
 
@@ -27,13 +28,4 @@ if TYPE_CHECKING:
     from sponsio_audit.ingest.store import Store
 
 
-def __getattr__(name: str) -> Any:
-    """Import a name of ``__all__`` from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(home), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = exports(__name__, _HOMES)
