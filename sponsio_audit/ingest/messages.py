@@ -360,9 +360,15 @@ def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
                 nxt = {}
                 node[s] = nxt
             node = nxt
-        node[segs[-1]] = v
+        node[segs[-1]] = _own(v) if isinstance(v, dict) else v
     out = _listify(root)
     return out if isinstance(out, list) else []
+
+
+def _own(v: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a recorded object value's dicts, which a longer key may extend (the span's
+    recorded attributes, stored as its raw JSON after, must not change)."""
+    return {k: _own(x) if isinstance(x, dict) else x for k, x in v.items()}
 
 
 def _listify(node: Any, depth: int = 0) -> Any:
