@@ -108,6 +108,8 @@ def tool_args(v: Any) -> tuple[str | None, str | None]:
             if v.startswith("{") and "input_str" in parsed and "inputs" in parsed:
                 return _callback(parsed) or (None, None)
             return dumps(parsed), None
+        if parsed is None:  # JSON null: no args recorded (``values.as_args``)
+            return None, None
         return dumps(parsed if isinstance(parsed, dict) else {"input": parsed}), None
     cb = _callback(v)
     if cb is not None:

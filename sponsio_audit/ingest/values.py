@@ -301,13 +301,17 @@ def loads_maybe(s: str) -> Any:
 def as_args(v: Any) -> dict[str, Any] | None:
     """Recorded tool arguments as a JSON object: parsed JSON strings, other values wrapped.
 
-    None stays None (not recorded, SEMANTICS.md §5); a value that is not an
-    object (after parsing a JSON string) becomes ``{"input": value}``.
+    None stays None (not recorded, SEMANTICS.md §5), and so does the JSON text
+    ``null`` (a null is no recorded value: the args are missing, not ``{"input":
+    null}``, so an argument contract is unverifiable there, never a pass); any other
+    value that is not an object (after parsing a JSON string) becomes ``{"input": value}``.
     """
     if v is None:
         return None
     if isinstance(v, str):
         v = loads_maybe(v)
+        if v is None:
+            return None
     if isinstance(v, dict):
         return v
     return {"input": v}

@@ -10,6 +10,7 @@ empty ``AnyValue`` is an SDK request with one attribute's value cleared.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,36 @@ def test_null_input_keeps_the_recorded_system_instructions(tmp_path: Path) -> No
     verdicts, ev = _verdicts(tmp_path, req)
     assert ev[0]["prompt"] is None and ev[0]["system_prompt"] == "Be terse."
     assert verdicts["injection"] == "unverifiable" and verdicts["length"] == "unverifiable"
+
+
+ARGS_CONTRACT = """
+version: "1"
+agents:
+  "*":
+    contracts:
+      - id: no_rm
+        G: {pattern: arg_blacklist, args: [bash, cmd, ["rm -rf"]]}
+"""
+
+
+@pytest.mark.parametrize("value", ["null", '{"cmd": "ls"}'], ids=["null", "object"])
+def test_tool_arguments_recorded_as_null_are_missing(tmp_path: Path, value: str) -> None:
+    # a null is no recorded value here too: not {"input": null}, whose lack of "cmd" passed
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "bash",
+             "gen_ai.tool.call.arguments": value}  # fmt: skip
+    tree = {"name": "execute_tool bash", "start": 0, "end": 4, "attrs": attrs}
+    make_otel.write_all(tmp_path / "t", [make_otel.spans_request([tree], "svc")])
+    log = tmp_path / "20260101_000000_1.jsonl"  # a Sponsio session log with the same args
+    line = {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x",
+            "result": "allowed", "args": value}  # fmt: skip
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(ARGS_CONTRACT, encoding="utf-8")
+    want = "unverifiable" if value == "null" else "pass"
+    for path in (tmp_path / "t.jsonl", tmp_path / "t.pb", log):
+        result = audit([path], load_config(cfg))
+        assert [r["verdict"] for r in result.verdicts.to_pylist()] == [want], path.name
+        assert events(result.store)[0]["args"] == (
+            None if value == "null" else value.replace(" ", "")
+        )
+        result.store.close()
