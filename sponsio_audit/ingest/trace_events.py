@@ -6,7 +6,9 @@ Everything that needs the span tree happens here, once per trace:
   ties by the span tree, as a pre-order walk whose siblings follow their position
   in the input (file, then span position in file): a parent precedes its
   children, unrelated spans follow their subtrees' positions in the file;
-  within one span, request before response before inferred calls;
+  within one span, request before response before inferred calls; an end time
+  before the span's start (protobuf's unset end is 0) is no end time: the
+  response is at the start and the duration is missing (latency atoms unknown);
 - agent: recorded on the span, else the nearest agent-scope ancestor
   (``invoke_agent``, Traceloop/OpenInference agent kinds, ``sponsio.agent_turn``),
   else the resource ``service.name``;
@@ -218,7 +220,7 @@ def span_events(
             c = trace_conv
         s0, e0 = starts[i], ends[i]
         start = s0 or 0
-        if e0 is None:
+        if e0 is None or e0 < start:  # an end before the start (0: protobuf's unset) is none
             end, dur = start, None
         else:
             end, dur = e0, (e0 - start if s0 is not None else None)

@@ -1,0 +1,52 @@
+"""A span's end time before its start is no end time (SEMANTICS.md §5: latency unknown).
+
+OTLP protobuf cannot tell an unset ``end_time_unix_nano`` from 0, and a span
+exported before it ended carries 0 there. Read as a time, that gave a negative
+duration, so ``latency_budget`` *passed* a call whose length nobody recorded.
+The spans are made by the real OpenTelemetry SDK; the end is cleared on the
+protobuf request (and so written as 0 in its OTLP/JSON rendering too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sponsio_audit.api import audit
+from sponsio_audit.config import load_config
+
+from .conftest import events, make_otel
+
+CONTRACTS = """
+version: "1"
+agents:
+  "*":
+    contracts:
+      - id: slow
+        G: {pattern: latency_budget, args: [fetch, 1000]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("end_ms", "want", "duration_ms"),
+    [(None, "unverifiable", None), (500, "pass", 500), (3000, "violated", 3000)],
+    ids=["unset", "fast", "slow"],
+)
+def test_an_unset_end_time_makes_latency_unverifiable(
+    tmp_path: Path, end_ms: int | None, want: str, duration_ms: int | None
+) -> None:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fetch"}
+    tree = {"name": "execute_tool fetch", "start": 100, "end": 100 + (end_ms or 1), "attrs": attrs}
+    req = make_otel.spans_request([tree], "svc")
+    if end_ms is None:
+        req.resource_spans[0].scope_spans[0].spans[0].ClearField("end_time_unix_nano")
+    make_otel.write_all(tmp_path / "t", [req])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONTRACTS, encoding="utf-8")
+    for ext in (".jsonl", ".pb"):
+        result = audit([tmp_path / f"t{ext}"], load_config(cfg))
+        assert [r["verdict"] for r in result.verdicts.to_pylist()] == [want], ext
+        (e,) = events(result.store)
+        assert e["duration_ns"] == (None if duration_ms is None else duration_ms * 1_000_000)
+        result.store.close()
