@@ -8,7 +8,8 @@ Everything that needs the span tree happens here, once per trace:
   children, unrelated spans follow their subtrees' positions in the file;
   within one span, request before response before inferred calls; an end time
   before the span's start (protobuf's unset end is 0) is no end time: the
-  response is at the start and the duration is missing (latency atoms unknown);
+  response is at the start and the duration is missing (latency atoms unknown),
+  and so is the duration of a span whose start is unset (0);
 - agent: recorded on the span, else the nearest agent-scope ancestor
   (``invoke_agent``, Traceloop/OpenInference agent kinds, ``sponsio.agent_turn``),
   else the resource ``service.name``;
@@ -223,7 +224,7 @@ def span_events(
         if e0 is None or e0 < start:  # an end before the start (0: protobuf's unset) is none
             end, dur = start, None
         else:
-            end, dur = e0, (e0 - start if s0 is not None else None)
+            end, dur = e0, (e0 - start if s0 else None)  # a start of 0: unset, as the end
         rk = rank[i]
         if role == "llm":
             agent = f[AGENT] or up or services[i]

@@ -50,3 +50,18 @@ def test_an_unset_end_time_makes_latency_unverifiable(
         (e,) = events(result.store)
         assert e["duration_ns"] == (None if duration_ms is None else duration_ms * 1_000_000)
         result.store.close()
+
+
+def test_an_unset_start_time_leaves_the_duration_missing(tmp_path: Path) -> None:
+    # start 0 (unset) and a real end: the duration is not "since 1970", so no violation
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fetch"}
+    req = make_otel.spans_request([{"name": "t", "start": 0, "end": 5, "attrs": attrs}], "svc")
+    req.resource_spans[0].scope_spans[0].spans[0].ClearField("start_time_unix_nano")
+    make_otel.write_all(tmp_path / "t", [req])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONTRACTS, encoding="utf-8")
+    for ext in (".jsonl", ".pb"):
+        result = audit([tmp_path / f"t{ext}"], load_config(cfg))
+        assert [r["verdict"] for r in result.verdicts.to_pylist()] == ["unverifiable"], ext
+        assert events(result.store)[0]["duration_ns"] is None
+        result.store.close()
