@@ -108,7 +108,7 @@ def _cond(w: When, joined: str = "") -> str:
 
 def _convert(field: str, v: str) -> str:
     if field in INT_FIELDS:
-        return f"({v} if {v}.__class__ is int else to_count({v}))"
+        return f"({v} if {v}.__class__ is int and {v} >= 0 else to_count({v}))"
     return f"({v} if {v}.__class__ is str else as_text({v}))"
 
 

@@ -39,7 +39,7 @@ from sponsio_audit.ingest import messages as m
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.parsed import Parsed
 from sponsio_audit.ingest.sniff import BadRecord
-from sponsio_audit.ingest.values import as_args, as_text, cap, to_int
+from sponsio_audit.ingest.values import as_args, as_text, cap, to_count
 
 CONVENTION = "transcript"
 
@@ -109,9 +109,9 @@ def _turn(
     )
     u = x.get("usage")
     usage: dict[str, Any] = u if isinstance(u, dict) else {}
-    tin = to_int(usage.get("prompt_tokens", usage.get("input_tokens")))
-    tout = to_int(usage.get("completion_tokens", usage.get("output_tokens")))
-    total = to_int(usage.get("total_tokens"))
+    tin = to_count(usage.get("prompt_tokens", usage.get("input_tokens")))
+    tout = to_count(usage.get("completion_tokens", usage.get("output_tokens")))
+    total = to_count(usage.get("total_tokens"))
     if total is None and tin is not None and tout is not None:
         total = tin + tout
     yield Event(

@@ -176,9 +176,13 @@ def finite(d: float) -> float | str:
 
 def to_count(v: Any) -> int | None:
     """A recorded count (tokens, a duration) as an integer, or None when it is not one:
-    ``to_int``, except that a bool is no count (``true`` is not 1 token: the fact is
-    missing, so a budget over it is unverifiable, never a pass)."""
-    return None if v is None or isinstance(v, bool) else to_int(v)
+    ``to_int``, except that a bool or a negative number is no count (``true`` is not 1
+    token, and -5000 tokens would hide a run's spending: the fact is missing, so a budget
+    over it is unverifiable, never a pass)."""
+    if v is None or isinstance(v, bool):
+        return None
+    n = to_int(v)
+    return n if n is None or n >= 0 else None
 
 
 def to_int(v: Any) -> int | None:

@@ -1,10 +1,10 @@
-"""A token count recorded as a bool is no count (SEMANTICS.md §5: usage missing).
+"""A token count recorded as a bool or a negative number is no count (SEMANTICS.md §5).
 
-``true`` is not 1 token: were it read as 1, a ``token_budget`` over a run that
-recorded ``tokens_total: true`` would pass. The fact is missing instead, so the
-budget is *unverifiable* there, in a native trace as under the OTel conventions
-(spans made by the real SDK, ``fixtures/make_otel.py``), while a recorded
-integer still decides it.
+``true`` is not 1 token, and a negative count would lower a run's total: were
+either read as a number, a ``token_budget`` over the run could pass. The usage
+is missing instead, so the budget is *unverifiable* there, in a native trace as
+under the OTel conventions (spans made by the real SDK, ``fixtures/make_otel.py``),
+while a recorded integer still decides it.
 """
 
 from __future__ import annotations
@@ -57,8 +57,24 @@ def _otel(tmp_path: Path, tokens: Any) -> Path:
     return tmp_path / "t.jsonl"
 
 
-@pytest.mark.parametrize("write", [_native, _otel], ids=["native", "otel"])
-def test_a_bool_token_count_makes_the_budget_unverifiable(tmp_path: Path, write: Any) -> None:
+def _transcript(tmp_path: Path, tokens: Any) -> Path:
+    usage = {"prompt_tokens": tokens, "completion_tokens": tokens, "total_tokens": tokens}
+    msgs = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "ok", "usage": usage},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "write", [_native, _otel, _transcript], ids=["native", "otel", "transcript"]
+)
+def test_a_bool_or_negative_token_count_makes_the_budget_unverifiable(
+    tmp_path: Path, write: Any
+) -> None:
     assert _verdict(tmp_path, write(tmp_path, True)) == "unverifiable"
+    assert _verdict(tmp_path, write(tmp_path, -5000)) == "unverifiable"
     assert _verdict(tmp_path, write(tmp_path, 30)) == "pass"  # a total of 30 (or 30 + 30)
     assert _verdict(tmp_path, write(tmp_path, 120)) == "violated"
