@@ -41,15 +41,15 @@ from ingest import MEMORY_LIMIT, generate  # bench/ingest.py
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sponsio_audit.ingest import Store, ingest, otlp_structs
-from sponsio_audit.ingest.chunks import _acyclic
+from sponsio_audit.ingest.chunks import acyclic
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.sniff import proto_records
 from sponsio_audit.ingest.tables import TABLES
 
 
 def _paused(fn: Any) -> None:
-    """``fn()`` with the cyclic GC paused, as ingest runs its chunks (``chunks._acyclic``)."""
-    _acyclic(fn)()
+    """``fn()`` with the cyclic GC paused, as ingest runs its chunks (``chunks.acyclic``)."""
+    acyclic(fn)()
 
 
 def _timed(what: str, spans: int, fn: Any) -> None:

@@ -51,7 +51,7 @@ EVENTS_ROWS = 20_000
 """``span_facts`` rows per ``events`` call (whole traces, so possibly more)."""
 
 
-def _acyclic(fn: Callable[..., Any]) -> Callable[..., Any]:
+def acyclic(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` run with the cyclic garbage collector paused (its previous state restored).
 
     A chunk's work allocates millions of small acyclic objects (parsed JSON, attribute
@@ -183,7 +183,7 @@ def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits, cols: Col
     return _json_record(doc, cols)
 
 
-@_acyclic
+@acyclic
 def decode(chunk: RecordChunk) -> Decoded:
     """Spans, convention facts and GenAI log records of every record of ``chunk``."""
     return _decoded(
@@ -196,7 +196,7 @@ def decode(chunk: RecordChunk) -> Decoded:
     )
 
 
-@_acyclic
+@acyclic
 def decode_document(
     file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT, raw_json: bool = True
 ) -> Decoded:
@@ -289,7 +289,7 @@ def trace_chunks(
     return whole_traces(batches, key=key, rows=EVENTS_ROWS if rows is None else rows)
 
 
-@_acyclic
+@acyclic
 def events(table: pa.Table, shared: bool = True) -> Traced:
     """Events and decisions of the whole traces in ``table`` (columns ``TRACE_KEY`` and
     ``ROW_FIELDS``, found by name; rows grouped by the key, in file position order);

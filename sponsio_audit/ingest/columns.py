@@ -6,7 +6,7 @@ The OTLP decoders append each span's values straight to the lists of ``Columns``
 a record that fails is cut off with ``drop`` (all or nothing per record).
 ``batches`` converts each list with the schema's type once per chunk; the columns
 the two tables share (ids, times, service, file, record) are converted once for
-both. A value a column cannot hold costs only that field (``tables._array``).
+both. A value a column cannot hold costs only that field (``tables.column_array``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from sponsio_audit.arrow_setup import POOL
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, _array
+from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, column_array
 
 _SHARED = ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "service", "record")
 Arrays = dict[str, pa.Array | pa.ChunkedArray]
@@ -54,7 +54,7 @@ class Columns:
 
     def _shared(self) -> Arrays:
         n = len(self.facts)
-        out = {k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SHARED}
+        out = {k: column_array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SHARED}
         out["file_id"] = pa.repeat(pa.scalar(self.file_id, pa.int64()), n, memory_pool=POOL)
         return out
 
@@ -65,13 +65,13 @@ class Columns:
         shared = self._shared()
         spans = {
             **shared,
-            **{k: _array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
+            **{k: column_array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
         }
         facts = dict(shared)
         facts["pos"] = pa.array(range(n), pa.int64(), memory_pool=POOL)
         fact_cols = list(zip(*self.facts, strict=True)) if n else [()] * len(FACT_FIELDS)
         for k, col in zip(FACT_FIELDS, fact_cols, strict=True):
-            facts[k] = _array(col, FACTS_SCHEMA.field(k).type)
+            facts[k] = column_array(col, FACTS_SCHEMA.field(k).type)
         facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n, memory_pool=POOL)
         return _batch(spans, SPANS_SCHEMA), _batch(facts, FACTS_SCHEMA)
 

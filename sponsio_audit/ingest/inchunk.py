@@ -22,7 +22,7 @@ from sponsio_audit.ingest.chunks import (
     Decoded,
     RecordChunk,
     Traced,
-    _acyclic,
+    acyclic,
     decode,
     events,
 )
@@ -77,7 +77,7 @@ def table_events(facts: pa.RecordBatch | pa.Table) -> Traced:
     return events(table.append_column(TRACE_KEY, table.column("trace_id")), shared=False)
 
 
-@_acyclic
+@acyclic
 def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
     """``decode_chunk`` and ``chunk_events`` of one chunk in one call (one trip to a worker),
     the collector paused across both: between them the chunk's column lists are alive, and a

@@ -3,7 +3,7 @@
 Everything here is Arrow only (no DuckDB), so that ingest workers, which build
 the rows, and Spark tasks import it without the database. A value a column
 cannot hold (an integer beyond int64, a lone surrogate, a non-string in a
-text column) costs only that field (``_array``): it becomes NULL (or U+FFFD),
+text column) costs only that field (``column_array``): it becomes NULL (or U+FFFD),
 never failing the batch and the rows after it. Arrays are built in
 ``arrow_setup.POOL``.
 """
@@ -142,7 +142,9 @@ def _fit(v: Any, typ: pa.DataType) -> Any:
     return v
 
 
-def _array(values: Sequence[Any], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
+def column_array(values: Sequence[Any], typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """One column's values as an Arrow array of ``typ`` built in ``POOL`` (chunked past a
+    string array's 2 GiB); a value the type cannot hold becomes NULL (``_fit``)."""
     storage = typ.storage_type if isinstance(typ, pa.ExtensionType) else typ
     try:
         arr = pa.array(values, type=storage, memory_pool=POOL)
@@ -170,7 +172,7 @@ def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
     if len(cols) < len(schema) and rows:  # trailing optional columns left out: null
         cols += [(None,) * len(rows)] * (len(schema) - len(cols))
-    arrays = [_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
+    arrays = [column_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
         return pa.Table.from_arrays(arrays, schema=schema)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -31,7 +31,7 @@ from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     TRACES_SCHEMA,
-    _array,
+    column_array,
     decision_row,
     rows_batch,
 )
@@ -99,7 +99,7 @@ def _event_batch(
     n = len(bodies)
     sizes = np.asarray(counts, dtype=np.int64)
     trace_no = np.repeat(np.arange(len(keys)), sizes)
-    tids = _array(keys, EVENT_SCHEMA.field("trace_id").type)
+    tids = column_array(keys, EVENT_SCHEMA.field("trace_id").type)
     seqs = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     if n <= SLICE_ROWS:
         return _part(bodies, _take(tids, trace_no), pa.array(seqs, memory_pool=POOL))
@@ -127,7 +127,7 @@ def _take(tids: pa.Array, rows: np.ndarray) -> pa.Array:
 def _part(bodies: list[tuple], tids: Any, seqs: Any) -> pa.RecordBatch | pa.Table:
     n = len(bodies)
     cols = list(zip(*bodies, strict=True)) if bodies else [()] * len(BODY_FIELDS)
-    arrays = [tids, seqs, *(_array(c, t) for c, t in zip(cols, _BODY_TYPES, strict=True))]
+    arrays = [tids, seqs, *(column_array(c, t) for c, t in zip(cols, _BODY_TYPES, strict=True))]
     arrays += [pa.nulls(n, EVENT_SCHEMA.field(k).type, memory_pool=POOL) for k in _TAIL]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
         return pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
