@@ -115,8 +115,10 @@ def record_chunks(
     run: int,
     limits: Limits = DEFAULT,
     raw_json: bool = True,
+    first: int = 1,
 ) -> Iterator[RecordChunk]:
-    """The file's records, raw, in chunks of about ``CHUNK_BYTES`` (``RecordChunk.raw_json``).
+    """The file's records, raw, in chunks of about ``CHUNK_BYTES`` (``RecordChunk.raw_json``);
+    ``first`` numbers the stream's first line (a byte range of a JSON-lines file).
 
     When reading the stream fails, the records read so far are yielded as a last
     chunk before the error is raised.
@@ -124,7 +126,7 @@ def record_chunks(
     raw = (
         proto_records(open_, layout, unwrap=False, limits=limits)
         if fmt == "otlp_proto"
-        else raw_lines(open_, limits)
+        else raw_lines(open_, limits, first=first)
     )
     chunk: list[tuple[int, bytes | BadRecord]] = []
     size = 0

@@ -87,12 +87,13 @@ class _Window(io.RawIOBase):
         super().close()
 
 
+def open_range(path: str, offset: int, length: int) -> IO[bytes]:
+    """``length`` bytes of ``path`` from ``offset``, as a buffered stream."""
+    return io.BufferedReader(_Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
+
+
 def range_records(
     path: str, offset: int, length: int, first: int, limits: Limits = DEFAULT
 ) -> list[tuple[int, bytes | BadRecord]]:
     """The non-blank lines of one range as ``raw_lines`` gives them for the whole file."""
-
-    def open_() -> IO[bytes]:
-        return io.BufferedReader(_Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
-
-    return list(raw_lines(open_, limits, first=first))
+    return list(raw_lines(lambda: open_range(path, offset, length), limits, first=first))

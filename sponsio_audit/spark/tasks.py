@@ -17,8 +17,9 @@ does. Tables travel between stages as Arrow IPC blobs tagged by kind.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 import duckdb
@@ -34,8 +35,8 @@ from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.line_ranges import range_records
-from sponsio_audit.ingest.sniff import BadRecord, decompressed
+from sponsio_audit.ingest.line_ranges import open_range
+from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,
@@ -109,23 +110,6 @@ class _Collector:
         return len(d.skipped)
 
 
-def _range_chunks(unit: Unit, limits: Limits) -> Iterator[chunks.RecordChunk]:
-    """The unit's lines as a reading of the whole file gives them (``range_records``: blank
-    lines skipped, numbers kept, NUL padding before a line stripped, a line over
-    ``record_bytes`` a skipped record, read past), in chunks of ``CHUNK_BYTES``."""
-    fmt = otlp_decoder(unit.fmt)
-    records: list[tuple[int, bytes | BadRecord]] = []
-    size = 0
-    for no, rec in range_records(unit.path, unit.start, unit.end - unit.start, unit.first, limits):
-        records.append((no, rec))
-        size += len(rec) if isinstance(rec, bytes) else 0
-        if size >= chunks.CHUNK_BYTES:
-            yield chunks.RecordChunk(fmt, unit.file_id, RUN, records, limits)
-            records, size = [], 0
-    if records:
-        yield chunks.RecordChunk(fmt, unit.file_id, RUN, records, limits)
-
-
 def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
     """Read one unit into ``c``; (records, skipped records, format) as ``pipeline._file``."""
 
@@ -138,12 +122,13 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
         if fmt in ("session_log", "native", "transcript") or unit.layout == "document":
             recs = event_records(fmt, unit.layout, open_, c.limits)
             return direct.load(c, unit.file_id, unit.sha, fmt, unit.layout, recs)
-        todo = (
-            _range_chunks(unit, c.limits)
-            if unit.end >= 0
-            else chunks.record_chunks(
-                otlp_decoder(fmt), unit.layout, open_, unit.file_id, RUN, c.limits
-            )
+        opener: Callable[[], IO[bytes]] = open_
+        first = 1
+        if unit.end >= 0:  # a byte range of a JSON-lines file, read as ingest's workers do
+            opener = partial(open_range, unit.path, unit.start, unit.end - unit.start)
+            first = unit.first
+        todo = chunks.record_chunks(
+            otlp_decoder(fmt), unit.layout, opener, unit.file_id, RUN, c.limits, first=first
         )
         for chunk in todo:
             d = inchunk.decode_chunk(chunk)  # without its Python column lists: kept per unit
