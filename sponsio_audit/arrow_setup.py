@@ -9,9 +9,9 @@ this pool ingest ran 15-20% faster (``bench/ingest.py``). The pool is passed per
 call, so a program that embeds the package keeps its own default. A user who
 sets ``ARROW_DEFAULT_MEMORY_POOL`` chose a pool: then it is used.
 
-In a process the package owns (a command, an ingest worker), ``own_process``
-also makes ``POOL`` the default pool, for the compute kernels, and
-``skip_pandas`` spares pyarrow's look for pandas (below).
+In a process the package owns, ``own_process`` also makes ``POOL`` the default
+pool, for the compute kernels (the commands), and ``skip_pandas`` spares
+pyarrow's look for pandas (the commands outside Spark, and ingest workers).
 """
 
 from __future__ import annotations

@@ -90,6 +90,24 @@ def events(store: Store) -> list[dict[str, Any]]:
     return rows(store, sql)
 
 
+def judged(
+    path: Path, contracts: str, tmp_path: Path
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """``path`` audited against the ``sponsio.yaml`` text ``contracts``: the verdict of each
+    contract id, and the events (``events``)."""
+    from sponsio_audit.api import audit
+    from sponsio_audit.config import load_config
+
+    cfg = tmp_path / "contracts.yaml"
+    cfg.write_text(contracts, encoding="utf-8")
+    result = audit([path], load_config(cfg))
+    try:
+        verdicts = {r["contract_id"]: str(r["verdict"]) for r in result.verdicts.to_pylist()}
+        return verdicts, events(result.store)
+    finally:
+        result.store.close()
+
+
 def check(event: dict[str, Any], **expected: Any) -> None:
     """Assert the named fields of an event row."""
     got = {k: event[k] for k in expected}

@@ -15,10 +15,7 @@ from typing import Any
 
 import pytest
 
-from sponsio_audit.api import audit
-from sponsio_audit.config import load_config
-
-from .conftest import make_otel
+from .conftest import judged, make_otel
 
 CONTRACTS = """
 version: "1"
@@ -31,12 +28,8 @@ agents:
 
 
 def _verdict(tmp_path: Path, path: Path) -> str:
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(CONTRACTS, encoding="utf-8")
-    result = audit([path], load_config(cfg))
-    (row,) = result.verdicts.to_pylist()
-    result.store.close()
-    return str(row["verdict"])
+    verdicts, _ = judged(path, CONTRACTS, tmp_path)
+    return verdicts["budget"]
 
 
 def _native(tmp_path: Path, tokens: Any) -> Path:

@@ -16,10 +16,7 @@ from typing import Any
 
 import pytest
 
-from sponsio_audit.api import audit
-from sponsio_audit.config import load_config
-
-from .conftest import events, make_otel
+from .conftest import judged, make_otel
 
 CONTRACTS = """
 version: "1"
@@ -45,17 +42,8 @@ def _request(keys: tuple[str, str], value: str, extra: dict[str, Any] | None = N
 
 
 def _verdicts(tmp_path: Path, req: Any) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(CONTRACTS, encoding="utf-8")
     make_otel.write_all(tmp_path / "t", [req])
-    got = []
-    for ext in (".jsonl", ".pb"):
-        result = audit([tmp_path / f"t{ext}"], load_config(cfg))
-        got.append(
-            ({r["contract_id"]: r["verdict"] for r in result.verdicts.to_pylist()},
-             events(result.store))
-        )  # fmt: skip
-        result.store.close()
+    got = [judged(tmp_path / f"t{ext}", CONTRACTS, tmp_path) for ext in (".jsonl", ".pb")]
     assert got[0] == got[1]  # both encodings read alike
     return got[0]
 
@@ -118,13 +106,8 @@ def test_tool_arguments_recorded_as_null_are_missing(tmp_path: Path, value: str)
     line = {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x",
             "result": "allowed", "args": value}  # fmt: skip
     log.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(ARGS_CONTRACT, encoding="utf-8")
     want = "unverifiable" if value == "null" else "pass"
     for path in (tmp_path / "t.jsonl", tmp_path / "t.pb", log):
-        result = audit([path], load_config(cfg))
-        assert [r["verdict"] for r in result.verdicts.to_pylist()] == [want], path.name
-        assert events(result.store)[0]["args"] == (
-            None if value == "null" else value.replace(" ", "")
-        )
-        result.store.close()
+        verdicts, evs = judged(path, ARGS_CONTRACT, tmp_path)
+        assert verdicts == {"no_rm": want}, path.name
+        assert evs[0]["args"] == (None if value == "null" else value.replace(" ", ""))

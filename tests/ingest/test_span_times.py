@@ -10,13 +10,11 @@ protobuf request (and so written as 0 in its OTLP/JSON rendering too).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sponsio_audit.api import audit
-from sponsio_audit.config import load_config
-
-from .conftest import events, make_otel
+from .conftest import judged, make_otel
 
 CONTRACTS = """
 version: "1"
@@ -26,6 +24,16 @@ agents:
       - id: slow
         G: {pattern: latency_budget, args: [fetch, 1000]}
 """
+
+
+def _judged(tmp_path: Path, req: Any) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(the latency contract's verdict, events) of ``req`` written as OTLP/JSON, then protobuf."""
+    make_otel.write_all(tmp_path / "t", [req])
+    out = []
+    for ext in (".jsonl", ".pb"):
+        verdicts, evs = judged(tmp_path / f"t{ext}", CONTRACTS, tmp_path)
+        out.append((verdicts["slow"], evs))
+    return out
 
 
 @pytest.mark.parametrize(
@@ -41,15 +49,9 @@ def test_an_unset_end_time_makes_latency_unverifiable(
     req = make_otel.spans_request([tree], "svc")
     if end_ms is None:
         req.resource_spans[0].scope_spans[0].spans[0].ClearField("end_time_unix_nano")
-    make_otel.write_all(tmp_path / "t", [req])
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(CONTRACTS, encoding="utf-8")
-    for ext in (".jsonl", ".pb"):
-        result = audit([tmp_path / f"t{ext}"], load_config(cfg))
-        assert [r["verdict"] for r in result.verdicts.to_pylist()] == [want], ext
-        (e,) = events(result.store)
+    for verdict, (e,) in _judged(tmp_path, req):
+        assert verdict == want
         assert e["duration_ns"] == (None if duration_ms is None else duration_ms * 1_000_000)
-        result.store.close()
 
 
 def test_an_unset_start_time_leaves_the_duration_missing(tmp_path: Path) -> None:
@@ -57,11 +59,6 @@ def test_an_unset_start_time_leaves_the_duration_missing(tmp_path: Path) -> None
     attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fetch"}
     req = make_otel.spans_request([{"name": "t", "start": 0, "end": 5, "attrs": attrs}], "svc")
     req.resource_spans[0].scope_spans[0].spans[0].ClearField("start_time_unix_nano")
-    make_otel.write_all(tmp_path / "t", [req])
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(CONTRACTS, encoding="utf-8")
-    for ext in (".jsonl", ".pb"):
-        result = audit([tmp_path / f"t{ext}"], load_config(cfg))
-        assert [r["verdict"] for r in result.verdicts.to_pylist()] == ["unverifiable"], ext
-        assert events(result.store)[0]["duration_ns"] is None
-        result.store.close()
+    for verdict, (e,) in _judged(tmp_path, req):
+        assert verdict == "unverifiable"
+        assert e["duration_ns"] is None
