@@ -157,6 +157,7 @@ def audit(
     engine: str = "columnar",
     agent: str | None = None,
     jobs: int = 1,
+    threads: int = 0,
     progress: Callable[[str], None] | None = None,
     command: Sequence[str] | None = None,
     on_file: Callable[[str, int], None] | None = None,
@@ -172,6 +173,8 @@ def audit(
     contracts. ``jobs`` processes read the traces (0: auto, one per CPU for
     inputs of 64 MB or more; the result does not depend on it; a script using it needs the usual
     ``if __name__ == "__main__":`` guard, as workers import ``__main__``).
+    ``threads`` threads ground and judge the events (0: auto, ``evaluation.evaluate``;
+    the result does not depend on it either).
     The verdicts, violations and contracts replace any earlier ones in the
     store. ``progress`` is told each stage as it starts ("reading traces…").
     ``command`` is the command line recorded in the provenance (``sys.argv`` when None).
@@ -215,13 +218,15 @@ def audit(
         cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
         try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
             before = regexes.timeouts()
-            tables = evaluate(_in_order(cur), ContractSet(cs, perms), engine=engine)
+            tables = evaluate(
+                _in_order(cur), ContractSet(cs, perms), engine=engine, threads=threads
+            )
         except _Unordered:
             cur.close()
             before = regexes.timeouts()
             events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
             reader = events.to_arrow_reader(EVALUATE_ROWS)
-            tables = evaluate(reader, ContractSet(cs, perms), engine=engine)
+            tables = evaluate(reader, ContractSet(cs, perms), engine=engine, threads=threads)
         finally:
             cur.close()
     stats = pa.table({"regex_timeouts": pa.array([regexes.timeouts() - before], pa.int64())})

@@ -28,6 +28,7 @@ from sponsio_audit.atoms import view
 from sponsio_audit.atoms.online import ground_events
 from sponsio_audit.event import event_from_row, resolve_prompts
 from sponsio_audit.ltl.contract import Contract, judge
+from sponsio_audit.threads import resolve
 from sponsio_audit.verdicts import RAW_SCHEMA, TEXT, as_text
 from sponsio_audit.vocab import NOT_APPLICABLE, UNVERIFIABLE, VIOLATED
 
@@ -135,15 +136,20 @@ def reference_raw(events: pa.Table, contracts: Iterable[Contract], perms: Perms)
 # ---------------------------------------------------------------- columnar engine
 
 
-def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) -> pa.Table:
+def columnar_raw(
+    events: pa.Table, contracts: Sequence[Contract], perms: Perms, threads: int = 1
+) -> pa.Table:
     """Raw verdicts by the columnar engine: one grounding per (agent filter, per-agent)
-    group of contracts, one evaluator per view, all traces at once."""
+    group of contracts, one evaluator per view, all traces at once; atoms grounded and
+    contracts judged on ``threads`` threads (0: ``threads.resolve``'s choice)."""
     from sponsio_audit.atoms.columnar import Grounding
+    from sponsio_audit.atoms.grounded import ground_contracts
     from sponsio_audit.ltl.columnar import Segments, evaluate_contracts
     from sponsio_audit.ltl.monitor import monitor_check
 
     if events.num_rows == 0 or not contracts:
         return RAW_SCHEMA.empty_table()
+    threads = resolve(threads, events.num_rows)
     layout = Segments.of_ids(events.column("trace_id"))
     trace, n = layout.seg, layout.n_segments
     trace_ids = events.column("trace_id").take(pa.array(layout.first_rows())).combine_chunks()
@@ -157,20 +163,12 @@ def columnar_raw(events: pa.Table, contracts: Sequence[Contract], perms: Perms) 
         # both see the same table (not after an agent filter or a per-agent regrouping)
         same = grounded is events
         grounding = Grounding(grounded, perms, layout if same else None)
-        # one set of columns per view's event types (they differ in run atoms only), each
-        # holding the atoms of that view's contracts (a run atom is grounded per view)
-        cols: dict[frozenset[str], dict[Any, Any]] = {}
-        for c in cs:
-            ts = view.view_types(c)
-            mine = cols.setdefault(ts, {})
-            for a in c.atoms():
-                if a not in mine:
-                    mine[a] = grounding.column(a, ts)
+        cols = ground_contracts(grounding, cs, threads)
         views = view.Views(
             table, None if same else tr, None if same else n, index=grounding if same else None
         )
         jobs = [(c, views.of(c), cols[view.view_types(c)]) for c in cs]
-        out = evaluate_contracts(jobs, monitor_check)
+        out = evaluate_contracts(jobs, monitor_check, threads)
         tables.append(_to_raw(out, rowmap, trace_ids, present, per_agent, cs))
     return pa.concat_tables(tables)
 

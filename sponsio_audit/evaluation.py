@@ -149,11 +149,13 @@ def ordered(table: pa.Table, *, may_sort: bool) -> pa.Table:
     return table
 
 
-def _tables(events: pa.Table, contracts: tuple, perms: dict, engine: str) -> AuditTables:
+def _tables(
+    events: pa.Table, contracts: tuple, perms: dict, engine: str, threads: int
+) -> AuditTables:
     if engine == "reference":
         raw = reference_raw(events, contracts, perms)
     else:
-        raw = columnar_raw(events, contracts, perms)
+        raw = columnar_raw(events, contracts, perms, threads)
     verdicts, violations = build_tables(raw, events, contracts)
     del raw
     # hand the freed work memory of this table back to the system before the next: the
@@ -185,6 +187,7 @@ def evaluations(
     *,
     engine: str = "columnar",
     rows: int = WHOLE_TRACE_ROWS,
+    threads: int = 0,
 ) -> Iterator[AuditTables]:
     """``evaluate``, one ``AuditTables`` per table of whole traces (a stream stays a stream)."""
     if engine not in ENGINES:
@@ -199,7 +202,7 @@ def evaluations(
         raise TypeError(f"events must be a pyarrow Table or RecordBatchReader, not {events!r}")
     for table in tables:
         if table.num_rows:
-            yield _tables(table, contracts, perms, engine)
+            yield _tables(table, contracts, perms, engine, threads)
 
 
 def evaluate(
@@ -208,13 +211,17 @@ def evaluate(
     *,
     engine: str = "columnar",
     rows: int = WHOLE_TRACE_ROWS,
+    threads: int = 0,
 ) -> AuditTables:
     """Verdicts and violations of ``config``'s contracts over ``events`` (module doc).
 
     A stream is evaluated ``rows`` rows of whole traces at a time, so the work
-    memory is bounded by ``rows`` and the largest trace.
+    memory is bounded by ``rows`` and the largest trace. The columnar engine grounds
+    and judges each table on ``threads`` threads (0: the CPUs this process may use, at
+    most four, for tables of ``threads.MIN_ROWS`` events or more, else one); the result
+    is the same for any number.
     """
-    parts = list(evaluations(events, config, engine=engine, rows=rows))
+    parts = list(evaluations(events, config, engine=engine, rows=rows, threads=threads))
     if not parts:
         return AuditTables(VERDICT_SCHEMA.empty_table(), VIOLATION_SCHEMA.empty_table())
     # chunks stay chunks: combining would copy every column once more

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,8 @@ class _Policy:
 
 
 _POLICY = _Policy()
+_COUNTING = threading.Lock()
+"""Searches on several audit threads may time out at once: each is counted."""
 
 
 @contextlib.contextmanager
@@ -105,7 +108,8 @@ class Backtracking:
         try:
             return self._rx.search(text, timeout=_POLICY.time_limit)
         except TimeoutError:
-            _POLICY.timeouts += 1
+            with _COUNTING:
+                _POLICY.timeouts += 1
             raise
 
 

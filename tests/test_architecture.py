@@ -26,6 +26,7 @@ RANKS: dict[str, int] = {
     "redact": 0,
     "recursion": 0,
     "trace_batches": 0,
+    "threads": 0,
     # 1 formulas, parser, evaluators, patterns (no OTEL, no atoms)
     "ltl": 1,
     # 2 grounding of ltl atoms over events

@@ -12,6 +12,7 @@ exactly that of ``fields.field_value`` + ``fields.text_form``.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -34,14 +35,17 @@ costs ~1.5 ms, Python ~1 µs per string parsed once)."""
 
 
 _DB: list[Any] = []
+_CONNECTING = threading.Lock()
 
 
 def _database() -> Any:
-    """One in-memory DuckDB per process (connecting costs ~0.1 s; imported on first use)."""
-    if not _DB:
-        import duckdb
+    """One in-memory DuckDB per process (connecting costs ~0.1 s; imported on first use,
+    by one thread when the audit runs on several)."""
+    with _CONNECTING:
+        if not _DB:
+            import duckdb
 
-        _DB.append(duckdb.connect())
+            _DB.append(duckdb.connect())
     return _DB[0]
 
 

@@ -6,12 +6,14 @@ compared through lookup tables over their few distinct values; regexes
 and JSON parsing run on the *distinct* strings found at the rows of
 interest (``distinct``), and the result is spread back to rows by code.
 Everything is cached, so grounding many atoms costs little more than
-grounding one.
+grounding one; atoms may be grounded on several threads (``cached`` computes
+each derived column once, whichever thread asks first).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cached_property
@@ -150,6 +152,8 @@ class Columns:
         self.n = table.num_rows
         self.permissions = permissions
         self._cache: dict[Hashable, Any] = {}
+        self._making: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
         self.segments = Segments.of_ids(table.column("trace_id")) if segments is None else segments
         self.start = self.segments.start
 
@@ -168,9 +172,18 @@ class Columns:
     # ------------------------------------------------------------ shared columns
 
     def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """``make()`` once per ``key``, then from the cache."""
-        if key not in self._cache:
-            self._cache[key] = make()
+        """``make()`` once per ``key``, then from the cache. Another thread asking for
+        the same key meanwhile waits for it: shared columns are computed once, and
+        columns that share codes keep the same code array (``TakenColumns``)."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        with making:  # keys depend on others without cycles: no two threads wait in a ring
+            if key not in self._cache:
+                self._cache[key] = make()
         return self._cache[key]
 
     def encoded(self, name: str) -> Encoded:

@@ -89,7 +89,8 @@ def partition_evaluator(
             return
         reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, batches))
         with regexes.time_limit(time_limit(config)):  # in the executor, as api.audit does
-            for tables in evaluations(reader, config, engine=engine, rows=rows):
+            # one thread: Spark runs a task per core already
+            for tables in evaluations(reader, config, engine=engine, rows=rows, threads=1):
                 yield from tagged(tables)
 
     return run

@@ -231,7 +231,7 @@ def _results(events: pa.Table, config: Any) -> list[tuple[str, bytes]]:
     """Blobs of the verdicts and violations of ``config`` over some whole traces' events."""
     out = []
     with regexes.time_limit(time_limit(config)):
-        for tables in evaluations(events, config):
+        for tables in evaluations(events, config, threads=1):  # a Spark task per core
             out += [_blob("verdicts", tables.verdicts), _blob("violations", tables.violations)]
     return out
 

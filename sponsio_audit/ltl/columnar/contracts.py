@@ -39,6 +39,7 @@ from sponsio_audit.ltl.columnar.values import Col, ColumnLike, Evaluator
 from sponsio_audit.ltl.columnar.views import View, view_columns
 from sponsio_audit.ltl.contract import START, Checker, Contract, at_activation, trigger
 from sponsio_audit.ltl.nnf import nnf
+from sponsio_audit.threads import ordered_map
 
 # ---------------------------------------------------------------- verdicts
 
@@ -200,17 +201,32 @@ def _assume(
 def evaluate_contracts(
     jobs: Iterable[tuple[Contract, View, Mapping[Atom, ColumnLike]]],
     checker: Checker | None = None,
+    threads: int = 1,
 ) -> pa.Table:
     """Verdicts of many contracts, each over its view, as one RESULT_SCHEMA table.
 
     ``columns`` of a job are grounded over the table its view's ``rows``
     index; they are sampled at those rows here (each atom on first use).
+    On ``threads`` threads the contracts are dealt out in turn, each thread with
+    its own evaluators; the table is in the jobs' order whatever the number.
     """
-    results = []
+    todo = list(jobs)
+    n = max(1, min(threads, len(todo)))
+    hands = [todo[k::n] for k in range(n)]
+    judged = ordered_map(lambda hand: _judge_hand(hand, checker), hands, n)
+    results: list[tuple[ContractResult, View]] = [judged[k % n][k // n] for k in range(len(todo))]
+    return results_table(results)
+
+
+def _judge_hand(
+    jobs: list[tuple[Contract, View, Mapping[Atom, ColumnLike]]], checker: Checker | None
+) -> list[tuple[ContractResult, View]]:
+    """``judge_all`` of each job, with one evaluator per view: sub-formulas are computed once."""
+    out = []
     shared: dict[tuple[int, int], tuple[View, Mapping[Atom, ColumnLike], Evaluator]] = {}
     for contract, view, columns in jobs:
         key = (id(view), id(columns))
-        if key not in shared:  # one evaluator per view: sub-formulas are computed once
+        if key not in shared:  # keeps view and columns alive: ids stay unique
             shared[key] = (view, columns, Evaluator(view.segments, view_columns(columns, view)))
-        results.append((judge_all(contract, shared[key][2], checker), view))
-    return results_table(results)
+        out.append((judge_all(contract, shared[key][2], checker), view))
+    return out

@@ -1,0 +1,54 @@
+"""How many threads the columnar audit uses, and an ordered map over them.
+
+NumPy and Arrow release the GIL in their kernels, so grounding a table's
+atoms and evaluating its contracts on a few threads keeps more than one core
+busy. Every task reads shared arrays and writes only its own, so the result
+is the same for any number of threads (``tests/engine/test_threads.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+MAX_THREADS = 4
+"""Most threads ``auto`` picks: past this, the audit of one table gains little (its
+tasks are ~20 contracts and their atoms)."""
+MIN_ROWS = 500_000
+"""Fewest events for which ``auto`` picks more than one thread. Below, the kernels are
+short and the threads mostly wait for the GIL: on 2 cores ``bench/evaluate.py`` ran
+100k-200k events slower on two threads than on one, 500k 1.2x faster, 1M 1.35-1.4x."""
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity; all CPUs where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def resolve(threads: int, rows: int) -> int:
+    """``threads`` as asked (0: auto, the CPUs at most ``MAX_THREADS``, one below
+    ``MIN_ROWS`` events)."""
+    if threads < 0:
+        raise ValueError(f"threads must be 0 (auto) or more, not {threads}")
+    if threads:
+        return threads
+    return 1 if rows < MIN_ROWS else max(1, min(cpus(), MAX_THREADS))
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[R]:
+    """``[fn(x) for x in items]``, on up to ``threads`` threads (the caller's one when
+    that is 1 or there is one item); an exception of ``fn`` is raised here, the first
+    one in item order."""
+    todo = list(items)
+    if threads <= 1 or len(todo) <= 1:
+        return [fn(x) for x in todo]
+    with ThreadPoolExecutor(min(threads, len(todo)), thread_name_prefix="sponsio-audit") as pool:
+        return list(pool.map(fn, todo))
