@@ -353,14 +353,15 @@ def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
         if not k.startswith(prefix):
             continue
         node = root
-        segs = k[n:].split(".")
-        for s in segs[:-1]:
-            nxt = node.get(s)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                node[s] = nxt
-            node = nxt
-        node[segs[-1]] = _own(v) if isinstance(v, dict) else v
+        path, _, last = k[n:].rpartition(".")
+        if path:
+            for s in path.split("."):
+                nxt = node.get(s)
+                if nxt.__class__ is not dict:  # every dict of the tree is a plain one (_own)
+                    nxt = {}
+                    node[s] = nxt
+                node = nxt
+        node[last] = _own(v) if isinstance(v, dict) else v
     out = _listify(root)
     return out if isinstance(out, list) else []
 
@@ -372,11 +373,20 @@ def _own(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def _listify(node: Any, depth: int = 0) -> Any:
-    if not isinstance(node, dict) or depth > 16:
+    """``unflatten``'s nested dicts (its own, never recorded ones: ``_own``) with the
+    all-numeric ones as lists, changed in place."""
+    if node.__class__ is not dict or depth > 16:
         return node
-    if node and all(k.isdecimal() for k in node):  # isdigit() holds for "²", int() fails
-        return [_listify(node[k], depth + 1) for k in sorted(node, key=int)]
-    return {k: _listify(v, depth + 1) for k, v in node.items()}
+    for k in node:
+        if not k.isdecimal():  # isdigit() holds for "²", int() fails
+            break
+    else:
+        if node:
+            return [_listify(node[k], depth + 1) for k in sorted(node, key=int)]
+    for k, v in node.items():
+        if v.__class__ is dict:
+            node[k] = _listify(v, depth + 1)  # a value replaced: the keys stay as they are
+    return node
 
 
 def openinference_items(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
