@@ -40,6 +40,16 @@ CONTRACTS = (
     _c("sod", "segregation_of_duty", ["check", "refund"]),
     _c("perm", "requires_permission", ["refund", "approver"]),
     _c("loop", "loop_detection", ["refund", 1]),  # a run over tool calls only
+    # ∨/∧/¬ of tool atoms read from one lookup table over the tool codes (Evaluator.coded)
+    _c("allow", "tool_allowlist", [["check", "notify", "login", "bash"]]),
+    Contract(
+        "either",
+        "*",
+        (
+            Clause(parse("G((called(refund) | called(bash)) -> O called(check))")),
+            Clause(parse("G(!(called(notify) & !called(login)) | called(check))")),
+        ),
+    ),
     Contract(  # a run over a mixed view: LLM responses are positions that end it
         "loop_mixed",
         "*",
@@ -66,7 +76,8 @@ PERMS = {"bot": frozenset({"approver"})}
 
 _TOOL = st.tuples(
     st.just("tool_call"),
-    st.sampled_from(["check", "refund", "notify", "login", "bash", "mcp__x__Refund"]),
+    # None: a call whose tool was not recorded (every tool atom unknown there, §5)
+    st.sampled_from(["check", "refund", "notify", "login", "bash", "mcp__x__Refund", None]),
     st.one_of(
         st.none(),
         st.sampled_from(

@@ -53,21 +53,26 @@ SHORT_WINDOW = 8
 """O[k] with k up to this reads the k + 1 rows back directly instead of searching."""
 
 
-def _cheap(f: Formula) -> bool:
+def _cheap(ev: Evaluator, f: Formula) -> bool:
     """A literal whose whole-view column costs one comparison or shift."""
     match f:
         case Atom() | Bool():
             return True
+        case And() | Or():
+            return ev.coded(f) is not None
         case Not(a) | Yesterday(a) | WeakYesterday(a):
-            return _cheap(a)
+            return _cheap(ev, a)
     return False
 
 
-def _literal(f: Formula) -> bool:
-    """An atom or a comparison, negated or not: candidates cost one sample of its rows."""
+def _literal(ev: Evaluator, f: Formula) -> bool:
+    """An atom or a comparison, negated or not, or atoms read from one lookup table
+    (``Evaluator.coded``): candidates cost one sample of its rows."""
     match f:
         case Not(a):
-            return _literal(a)
+            return _literal(ev, a)
+        case And() | Or():
+            return ev.coded(f) is not None
     return isinstance(f, (Atom, Bool, Cmp))
 
 
@@ -94,8 +99,10 @@ def _candidates(ev: Evaluator, f: Formula, within: IntArray | None) -> Rows | No
     """
     n = ev.s.n_rows
     match f:
+        case And() | Or() if ev.coded(f) is not None:
+            pass  # one lookup table: a literal (below)
         case Or(a, b):
-            if not _cheap(a) and _cheap(b):  # the cheap side first: it may narrow the other
+            if not _cheap(ev, a) and _cheap(ev, b):  # the cheap side first: it may narrow the other
                 a, b = b, a
             ra = _candidates(ev, a, within)
             if ra is None:
@@ -117,11 +124,12 @@ def _candidates(ev: Evaluator, f: Formula, within: IntArray | None) -> Rows | No
             return _candidates(ev, Or(Not(a), b), within)
     if within is None and (known := _known_rows(ev, f)) is not None:
         return known
-    if _cheap(f) and (within is None or f in ev.memo or len(within) > NARROW * n):
+    if _cheap(ev, f) and (within is None or f in ev.memo or len(within) > NARROW * n):
         lo = ev.values(f).lo  # the whole-view column is as cheap
         return ~lo if within is None else within[~lo[within]]
-    if within is not None and (_literal(f) or _cheap(f)):
-        start = np.take(ev.s.first, segment_of(ev.s, within)) if not _literal(f) else within
+    literal = _literal(ev, f)
+    if within is not None and (literal or _cheap(ev, f)):
+        start = np.take(ev.s.first, segment_of(ev.s, within)) if not literal else within
         return within[~at_rows(ev, f, within, start).lo]
     return None
 
@@ -203,6 +211,8 @@ def at_rows(ev: Evaluator, f: Formula, rows: IntArray, start: IntArray) -> KCol:
             return ev.cmp_at(op, left, right, rows)
         case Not(a):
             return ops.k_not(v(a))
+        case And() | Or() if (c := ev.coded(f)) is not None:
+            return ev.coded_at(c, rows)
         case And(a, b):
             return ops.lift2(ops.and_, ev.s, v(a), v(b))
         case Or(a, b):

@@ -116,6 +116,29 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
             return np.asarray(taken == int(hits[0]))  # stays in the codes' dtype
         return np.take(lut, taken)
 
+    def coded_of(self, a: Atom) -> tuple[np.ndarray, np.ndarray, int | None] | None:
+        """``(codes, lut, unknown)`` of a coded column (``unknown``: the id of its
+        unknown mask, None when it has no unknown row), else None: atoms with the same
+        codes and unknown mask combine by their tables (``Evaluator.coded``)."""
+        c = self.base[a]
+        coded = getattr(c, "coded", None)
+        if coded is None or getattr(c, "at", None) is not None:
+            return None
+        return coded[0], coded[1], None if self._known(a, c) else id(c.unknown)
+
+    def lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
+        """``lut[codes]`` at the rows (a combination of coded atoms' tables)."""
+        return self._lookup(codes, lut)
+
+    def sample_lookup(
+        self, codes: np.ndarray, lut: np.ndarray, at: npt.NDArray[np.int64]
+    ) -> np.ndarray:
+        """``lut[codes]`` at positions ``at`` of the rows only."""
+        shared = self.codes.get(id(codes))
+        if shared is not None:
+            return np.take(lut, np.take(shared[1], at))
+        return np.take(lut, np.take(codes, np.take(self.rows, at)))
+
     def __iter__(self) -> Iterator[Atom]:
         return iter(self.base)
 

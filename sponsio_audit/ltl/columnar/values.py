@@ -78,6 +78,20 @@ class Col:
     unknown: np.ndarray
 
 
+@dataclass(frozen=True, eq=False)
+class Coded:
+    """An atom, or an ∧/∨/¬ of atoms, read from one lookup table over shared codes:
+    ``lut[codes]``, with the unknown mask of ``leaf`` (every atom of it has that mask,
+    ``unknown`` its id, None when no row is unknown). Kleene ∧/∨/¬ over one unknown
+    mask are the Boolean ones on the values, so the tables combine exactly: an
+    allowlist of fifty tools is one lookup, not fifty columns."""
+
+    codes: np.ndarray
+    lut: np.ndarray
+    unknown: int | None
+    leaf: Atom
+
+
 # ---------------------------------------------------------------- values
 
 
@@ -88,6 +102,7 @@ class Evaluator:
         self.s = segments
         self.columns = columns
         self.memo: dict[Formula, KCol] = {}
+        self._coded: dict[Formula, Coded | None] = {}
 
     def values(self, f: Formula) -> KCol:
         """σ, i ⊨ f at every row i (positions past a trace's end are never needed)."""
@@ -108,6 +123,8 @@ class Evaluator:
                 return self._cmp(op, left, right)
             case Not(a):
                 return ops.k_not(v(a))
+            case And() | Or() if (c := self.coded(f)) is not None:
+                return self._looked_up(c)
             case And(a, b):
                 return ops.lift2(ops.and_, s, v(a), v(b))
             case Or(a, b):
@@ -149,6 +166,70 @@ class Evaluator:
             case AlwaysWithin(lo, hi, a):
                 return ops.lift1(lambda s, x: ops.always_within(lo, hi, s, x), s, v(a))
         raise TypeError(f"not a formula: {f!r}")
+
+    def coded(self, f: Formula) -> Coded | None:
+        """``f`` as one lookup table when it is an atom, or an ∧/∨/¬ of atoms, whose
+        columns share their codes and unknown mask (``TakenColumns.coded_of``); else None."""
+        if f in self._coded:
+            return self._coded[f]
+        got: Coded | None = None
+        match f:
+            case Atom():
+                try:
+                    found = self._coded_of(f)
+                except KeyError:  # not grounded: the plain path says so
+                    found = None
+                if found is not None:
+                    got = Coded(found[0], found[1], found[2], f)
+            case Not(a):
+                c = self.coded(a)
+                if c is not None:
+                    got = Coded(c.codes, ~c.lut, c.unknown, c.leaf)
+            case And(a, b) | Or(a, b):
+                ca, cb = self.coded(a), self.coded(b)
+                if (
+                    ca is not None
+                    and cb is not None
+                    and ca.codes is cb.codes
+                    and ca.unknown == cb.unknown
+                    and len(ca.lut) == len(cb.lut)
+                ):
+                    lut = ca.lut & cb.lut if isinstance(f, And) else ca.lut | cb.lut
+                    got = Coded(ca.codes, lut, ca.unknown, ca.leaf)
+        self._coded[f] = got
+        return got
+
+    def _coded_of(self, a: Atom) -> tuple[np.ndarray, np.ndarray, int | None] | None:
+        """(codes, lut, id of the unknown mask or None) of a coded column at the rows:
+        from ``TakenColumns``, or from the grounded columns themselves when they are the
+        view's rows (a plain dict, ``view_columns``); None otherwise."""
+        find = getattr(self.columns, "coded_of", None)
+        if find is not None:
+            got: tuple[np.ndarray, np.ndarray, int | None] | None = find(a)
+            return got
+        if self.columns.__class__ is not dict:  # e.g. a ChainMap over taken columns
+            return None
+        c = self.columns[a]
+        coded = getattr(c, "coded", None)
+        if coded is None or getattr(c, "at", None) is not None:
+            return None
+        unknown = c.unknown
+        return coded[0], coded[1], None if unknown is None or not unknown.any() else id(unknown)
+
+    def _looked_up(self, c: Coded) -> KCol:
+        """A ``coded`` formula at every row: one lookup, the leaf's unknown mask."""
+        lookup = getattr(self.columns, "lookup", None)
+        value = lookup(c.codes, c.lut) if lookup is not None else np.take(c.lut, c.codes)
+        return KCol.of(value, None if c.unknown is None else self.column(c.leaf).unknown)
+
+    def coded_at(self, c: Coded, rows: npt.NDArray[np.int64]) -> KCol:
+        """``_looked_up`` at some rows only."""
+        sample = getattr(self.columns, "sample_lookup", None)
+        if sample is not None:
+            value = sample(c.codes, c.lut, rows)
+        else:
+            value = np.take(c.lut, np.take(c.codes, rows))
+        return KCol.of(value, None if c.unknown is None else self.sample(c.leaf, rows).unknown)
 
     def column(self, a: Atom) -> ColumnLike:
         try:
