@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.atoms import arg_fields, deferred, fields, paths, prompts, scans
 from sponsio_audit.atoms.columns import (
+    CodedColumn,
     Column,
     Columns,
     bool_column,
@@ -70,7 +71,7 @@ class Grounding(Columns):
         return self.cached(("atom", key), lambda: rule(self, *atom.args))
 
 
-Grounded = Column | Deferred
+Grounded = Column | CodedColumn | Deferred
 """An atom's column: computed whole, or grounded at the rows read (``deferred``)."""
 Builder = Callable[..., Grounded]
 RULES: Rules[Builder] = Rules("columnar")
@@ -79,7 +80,7 @@ _atom = RULES.rule
 
 
 @_atom
-def _called(g: Columns, t: Any) -> Column:
+def _called(g: Columns, t: Any) -> CodedColumn:
     return g.calls_coded(t)
 
 

@@ -48,6 +48,26 @@ class Column:
     """Optionally ``(codes, lut)`` with ``value == lut[codes]`` (see ``ColumnLike``)."""
 
 
+@dataclass(frozen=True, eq=False)
+class CodedColumn:
+    """A bool ``Column`` given by a lookup table over shared codes: its ``value`` is made
+    on first read only, as a view samples the codes instead (and an ∨ of fifty tools'
+    atoms is one table, ``Evaluator.coded``)."""
+
+    codes: np.ndarray
+    lut: np.ndarray
+    unknown: np.ndarray
+
+    @property
+    def coded(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.codes, self.lut
+
+    @cached_property
+    def value(self) -> np.ndarray:
+        """``lut[codes]`` at every row."""
+        return lookup(self.lut, self.codes)
+
+
 def to_numpy(arr: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
     """A column as NumPy, nulls replaced by ``fill``."""
     return np.asarray(pc.fill_null(arr, fill).to_numpy(zero_copy_only=False))
@@ -232,15 +252,14 @@ class Columns:
         of a tool is unknown there."""
         return self.cached(("nameless",), lambda: self.is_type(TOOL) & self.isnull("tool"))
 
-    def calls_coded(self, tool: Any) -> Column:
+    def calls_coded(self, tool: Any) -> CodedColumn:
         """``calls(tool)`` as a coded column (tool codes at tool calls and a lookup table)."""
         key = fields.tool_key(str(tool))
 
-        def make() -> Column:
+        def make() -> CodedColumn:
             enc = self.encoded("tool")
             lut = np.array([fields.tool_matches(key, v) for v in enc.values] + [False], bool)
-            value = lookup(lut, self._call_codes())
-            return Column(value, self.nameless(), (self._call_codes(), lut))
+            return CodedColumn(self._call_codes(), lut, self.nameless())
 
         return self.cached(("calls", key), make)
 
