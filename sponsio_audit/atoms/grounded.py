@@ -8,7 +8,6 @@ columns per view's event types.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 from sponsio_audit.atoms.columnar import Grounded, Grounding
 from sponsio_audit.atoms.registry import spec_of
@@ -28,15 +27,8 @@ def ground_contracts(g: Grounding, contracts: Sequence[Contract], threads: int =
     On several, the event types (and the tool names, when an atom names a tool) are
     encoded first, one column per thread, as nearly every atom reads them.
     """
-    cols: ViewColumns = {}
-    todo: list[tuple[Atom, frozenset[str]]] = []
-    for c in contracts:
-        ts = view_types(c)
-        mine = cols.setdefault(ts, {})
-        for a in c.atoms():
-            if a not in mine:
-                mine[a] = cast(Grounded, None)
-                todo.append((a, ts))
+    cols: ViewColumns = {view_types(c): {} for c in contracts}
+    todo = list(dict.fromkeys((a, view_types(c)) for c in contracts for a in c.atoms()))
     if threads > 1 and todo:
         first = ["type"]
         if any(p.name == "t" for a, _ in todo for p in spec_of(a.name, a.args).params):

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.ltl.columnar.values import Col, ColumnLike
+from sponsio_audit.ltl.columnar.values import Col, ColumnLike, coded_parts
 
 
 class TakenColumns(Mapping[Atom, ColumnLike]):
@@ -43,7 +43,7 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
             known = self._known(a, c)
             unknown = np.zeros(len(self.rows), bool) if known else np.take(c.unknown, self.rows)
             coded = getattr(c, "coded", None)
-            value = self._lookup(*coded) if coded is not None else np.take(c.value, self.rows)
+            value = self.lookup(*coded) if coded is not None else np.take(c.value, self.rows)
             got = Col(value, unknown)
             self.taken[a] = got
         return got
@@ -55,21 +55,23 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         if got is not None:
             return Col(np.take(got.value, at), np.take(got.unknown, at))
         c = self.base[a]
-        if self._at is None or self._at[0] is not at:
-            self._at = (at, np.take(self.rows, at))  # atoms sampled at the same rows share it
-        rows = self._at[1]
+        rows = self._rows_at(at)
         ground = getattr(c, "at", None)
         if ground is not None:  # grounded at these rows only
             return Col(*ground(rows))
         coded = getattr(c, "coded", None)
-        if coded is None:
-            value = np.take(c.value, rows)
-        else:
-            shared = self.codes.get(id(coded[0]))  # the view's codes, taken already
-            codes = np.take(shared[1], at) if shared is not None else np.take(coded[0], rows)
-            value = np.take(coded[1], codes)
+        value = (
+            np.take(c.value, rows) if coded is None else self.sample_lookup(coded[0], coded[1], at)
+        )
         known = self._known(a, c)
         return Col(value, np.zeros(len(at), bool) if known else np.take(c.unknown, rows))
+
+    def _rows_at(self, at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Table rows at positions ``at`` of ``rows`` (kept: atoms sampled at the same
+        positions share them)."""
+        if self._at is None or self._at[0] is not at:
+            self._at = (at, np.take(self.rows, at))
+        return self._at[1]
 
     def _known(self, a: Atom, c: ColumnLike) -> bool:
         """Whether grounded column ``a`` has no unknown row (checked once per atom)."""
@@ -108,8 +110,9 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
             self.by_code[key] = got
         return got[1]
 
-    def _lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
-        """``lut[codes]`` at the rows, the codes taken once for all columns sharing them."""
+    def lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
+        """``lut[codes]`` at the rows, the codes taken once for all columns sharing them
+        (an atom's table, or a combination of coded atoms' tables)."""
         taken = self._taken(codes)
         hits = np.flatnonzero(lut)
         if len(hits) == 1:
@@ -121,23 +124,15 @@ class TakenColumns(Mapping[Atom, ColumnLike]):
         unknown mask, None when it has no unknown row), else None: atoms with the same
         codes and unknown mask combine by their tables (``Evaluator.coded``)."""
         c = self.base[a]
-        coded = getattr(c, "coded", None)
-        if coded is None or getattr(c, "at", None) is not None:
-            return None
-        return coded[0], coded[1], None if self._known(a, c) else id(c.unknown)
-
-    def lookup(self, codes: np.ndarray, lut: np.ndarray) -> np.ndarray:
-        """``lut[codes]`` at the rows (a combination of coded atoms' tables)."""
-        return self._lookup(codes, lut)
+        return coded_parts(c, self._known(a, c))
 
     def sample_lookup(
         self, codes: np.ndarray, lut: np.ndarray, at: npt.NDArray[np.int64]
     ) -> np.ndarray:
         """``lut[codes]`` at positions ``at`` of the rows only."""
-        shared = self.codes.get(id(codes))
-        if shared is not None:
-            return np.take(lut, np.take(shared[1], at))
-        return np.take(lut, np.take(codes, np.take(self.rows, at)))
+        shared = self.codes.get(id(codes))  # the view's codes, taken already
+        taken = np.take(shared[1], at) if shared is not None else np.take(codes, self._rows_at(at))
+        return np.take(lut, taken)
 
     def __iter__(self) -> Iterator[Atom]:
         return iter(self.base)

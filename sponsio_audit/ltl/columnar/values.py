@@ -92,6 +92,15 @@ class Coded:
     leaf: Atom
 
 
+def coded_parts(c: ColumnLike, known: bool) -> tuple[np.ndarray, np.ndarray, int | None] | None:
+    """``(codes, lut, id of the unknown mask)`` of a coded column (the id None when
+    ``known``: no row is unknown), None for an uncoded or deferred one (``Coded``)."""
+    coded = getattr(c, "coded", None)
+    if coded is None or getattr(c, "at", None) is not None:
+        return None
+    return coded[0], coded[1], None if known else id(c.unknown)
+
+
 # ---------------------------------------------------------------- values
 
 
@@ -210,11 +219,7 @@ class Evaluator:
         if self.columns.__class__ is not dict:  # e.g. a ChainMap over taken columns
             return None
         c = self.columns[a]
-        coded = getattr(c, "coded", None)
-        if coded is None or getattr(c, "at", None) is not None:
-            return None
-        unknown = c.unknown
-        return coded[0], coded[1], None if unknown is None or not unknown.any() else id(unknown)
+        return coded_parts(c, c.unknown is None or not c.unknown.any())
 
     def _looked_up(self, c: Coded) -> KCol:
         """A ``coded`` formula at every row: one lookup, the leaf's unknown mask."""
