@@ -36,6 +36,10 @@ and the ``--jobs`` ratio is of medians. Each run also prints its kernel CPU and
 minor page faults per span: on a VM whose host backs guest memory lazily, a
 process's fresh memory costs a host fault on first touch (``ingest_floor.py``'s
 "fresh memory" line measures it), which no user-space profile shows.
+
+With jobs 2 among the runs, it also prints the ceiling of the jobs=2 / jobs=1
+ratio on this machine at that moment (``ceiling``): a worker's own per-chunk work
+done by two processes at once against one, nothing else around it.
 """
 
 from __future__ import annotations
@@ -356,6 +360,69 @@ def _child(path: Path, jobs: int, stages: bool) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
+CEILING_CHUNKS = 20
+"""Chunks (of ``chunks.CHUNK_BYTES``) each process decodes for the ``--jobs`` ceiling."""
+
+
+def _own_work(path: str, fmt: str, barrier: Any, out: Any) -> None:
+    """One process's share of the ceiling: a worker's per-chunk work (``decode_traced``) on
+    the file's first chunks, read beforehand, timed from the moment every process is ready."""
+    from functools import partial
+
+    from sponsio_audit.arrow_setup import skip_pandas
+    from sponsio_audit.ingest import chunks, inchunk
+
+    skip_pandas()
+    decoder, layout = ("otlp_json", "lines") if fmt == "jsonl" else ("otlp_proto", "delimited")
+    todo = []
+    for c in chunks.record_chunks(decoder, layout, partial(open, path, "rb"), 1, 1):
+        todo.append(c)
+        if len(todo) == CEILING_CHUNKS:
+            break
+    inchunk.decode_traced(todo[0])  # warm: first calls build caches
+    barrier.wait()
+    t = time.perf_counter()
+    for c in todo:
+        inchunk.decode_traced(c)
+    out.put(time.perf_counter() - t)
+
+
+def ceiling(path: Path, fmt: str, repeat: int) -> str:
+    """How much faster two processes do a worker's own work than one, on this machine now.
+
+    A ``--jobs 2`` ingest can only beat this ratio by noise: it is the same per-chunk
+    work with nothing around it (no reading, no results sent back, no store); it
+    falls below 2 when the two CPUs slow each other down (shared caches, memory
+    bandwidth, a host that gives the VM less than two whole cores). Alone and
+    paired runs alternate; the range shows how steady the machine's two cores are.
+    """
+    import multiprocessing
+    import statistics
+
+    ctx = multiprocessing.get_context("forkserver")
+    ratios = []
+    alone_s = []
+    for _ in range(repeat):
+        times: dict[int, float] = {}
+        for n in (1, 2):
+            barrier, out = ctx.Barrier(n), ctx.Queue()
+            procs = [
+                ctx.Process(target=_own_work, args=(str(path), fmt, barrier, out)) for _ in range(n)
+            ]
+            for p in procs:
+                p.start()
+            times[n] = max(out.get() for _ in procs)
+            for p in procs:
+                p.join()
+        ratios.append(2 * times[1] / times[2])
+        alone_s.append(times[1])
+    return (
+        f"{statistics.median(ratios):.2f}× (median of {repeat}: "
+        f"{min(ratios):.2f}–{max(ratios):.2f}; {CEILING_CHUNKS} chunks take "
+        f"{statistics.median(alone_s):.2f} s alone)"
+    )
+
+
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the median spans/s (the lower middle one of an even count)."""
     ranked = sorted(runs, key=lambda r: r["spans_per_s"])
@@ -420,6 +487,13 @@ def main() -> None:
                     per = ", ".join(f"{k} {v}" for k, v in timed["stages_us"].items())
                     print(
                         f"      µs/span ({where}, instrumented run: {timed['cpu_s']} s CPU): {per}",
+                        flush=True,
+                    )
+                if 2 in jobs_list and (size, 1) in rate:
+                    print(
+                        f"{fmt:5} {size:>9,} spans: two processes doing a worker's own work"
+                        f" at once against one: {ceiling(path, fmt, max(a.repeat, 5))}: the"
+                        " ceiling of jobs=2 / jobs=1 here",
                         flush=True,
                     )
                 path.unlink()
