@@ -54,7 +54,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -367,15 +367,17 @@ CEILING_CHUNKS = 20
 def _own_work(path: str, fmt: str, barrier: Any, out: Any) -> None:
     """One process's share of the ceiling: a worker's per-chunk work (``decode_traced``) on
     the file's first chunks, read beforehand, timed from the moment every process is ready."""
-    from functools import partial
-
     from sponsio_audit.arrow_setup import skip_pandas
     from sponsio_audit.ingest import chunks, inchunk
 
     skip_pandas()
     decoder, layout = ("otlp_json", "lines") if fmt == "jsonl" else ("otlp_proto", "delimited")
     todo = []
-    for c in chunks.record_chunks(decoder, layout, partial(open, path, "rb"), 1, 1):
+
+    def opened() -> IO[bytes]:
+        return open(path, "rb")
+
+    for c in chunks.record_chunks(decoder, layout, opened, 1, 1):
         todo.append(c)
         if len(todo) == CEILING_CHUNKS:
             break
