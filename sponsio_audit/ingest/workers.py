@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -78,6 +79,10 @@ PRELOAD = "sponsio_audit.ingest.inchunk"
 modules (pyarrow, msgspec, the conventions) loaded: 0.27-0.41 s of CPU per worker less."""
 
 
+def _ready() -> None:
+    """A task that does nothing: submitted at start, it makes the pool start a worker."""
+
+
 def _start_worker() -> None:
     """Worker start-up: a worker hands pyarrow no pandas objects (``arrow_setup.skip_pandas``)."""
     skip_pandas()
@@ -92,13 +97,31 @@ class Workers:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._spool: Spool | None = None
+        self._starting: threading.Thread | None = None
+        self._failed: BaseException | None = None
 
     def __enter__(self) -> Workers:
+        """With more than one job, start the workers now, on a thread: the forkserver's
+        start and imports then overlap the caller's first steps (reading its input)."""
+        if self.jobs > 1:
+            self._starting = threading.Thread(target=self._warm, daemon=True)
+            self._starting.start()
         return self
+
+    def _warm(self) -> None:
+        try:
+            pool, _ = self._start()
+            for f in [pool.submit(_ready) for _ in range(self.jobs)]:
+                f.result()
+        except BaseException as e:  # raised again by the first map
+            self._failed = e
 
     def __exit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=et is not None)
             self._pool = None
@@ -107,6 +130,14 @@ class Workers:
             self._spool = None
 
     def _started(self) -> tuple[ProcessPoolExecutor, Spool]:
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if self._failed is not None:
+            raise self._failed
+        return self._start()
+
+    def _start(self) -> tuple[ProcessPoolExecutor, Spool]:
         if self._pool is None or self._spool is None:
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")

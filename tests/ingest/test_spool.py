@@ -98,3 +98,12 @@ def test_the_spool_directory_is_private() -> None:
     finally:
         s.close()
     assert not os.path.exists(s.directory)
+
+
+def test_workers_started_but_never_used_leave_nothing_behind() -> None:
+    """The pool starts on entry (so its start overlaps reading the input): an ingest with
+    nothing to hand it (an empty directory) still ends at once, with no spool left."""
+    before = _spool_dirs()
+    with Workers(2):
+        pass
+    assert _spool_dirs() == before
