@@ -34,6 +34,10 @@ SHM = "/dev/shm"
 MIN_BYTES = 256 << 10
 """Results whose out-of-band buffers add up to less than this go the pool's way."""
 
+PREFIX = "sponsio-audit-"
+"""Spool directories are named ``PREFIX<pid>-<random>``: a spool whose process is gone
+can be told and removed."""
+
 ALIGN = 64
 """Each buffer starts at a multiple of this in the file (Arrow's buffer alignment)."""
 
@@ -56,13 +60,49 @@ class Spool:
 
     @classmethod
     def open(cls) -> Spool:
-        """A new private directory (mode 0700) under ``SHM``, or the temporary directory."""
+        """A new private directory (mode 0700) under ``SHM``, or the temporary directory,
+        named after this process; the spools of this user's processes that are gone (killed
+        before they could remove theirs: memory, in ``/dev/shm``) are removed first."""
         base = SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK | os.X_OK) else None
-        return cls(tempfile.mkdtemp(prefix="sponsio-audit-", dir=base))
+        root = base if base is not None else tempfile.gettempdir()
+        sweep(root)
+        return cls(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root))
 
     def close(self) -> None:
         """Remove the directory: results landed already keep their mapped memory."""
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def sweep(root: str) -> None:
+    """Remove ``root``'s spool directories that belong to this user and to no live process
+    (POSIX only: elsewhere ``os.kill`` cannot ask whether a process lives)."""
+    if os.name != "posix":
+        return
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        pid, dash, _ = name[len(PREFIX) :].partition("-")
+        if not (name.startswith(PREFIX) and dash and pid.isdigit()) or _alive(int(pid)):
+            continue
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, but is another user's
+        return True
+    return True
 
 
 def _padded(n: int) -> int:

@@ -107,3 +107,31 @@ def test_workers_started_but_never_used_leave_nothing_behind() -> None:
     with Workers(2):
         pass
     assert _spool_dirs() == before
+
+
+def test_a_killed_runs_spool_is_removed_by_the_next_run() -> None:
+    """A run killed before it could remove its spool leaves memory in /dev/shm; the next
+    run removes it, and leaves alone a live process's spool."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    root = spool.SHM if os.path.isdir(spool.SHM) else tempfile.gettempdir()
+    stale = Path(tempfile.mkdtemp(prefix=f"{spool.PREFIX}{int(dead.stdout)}-", dir=root))
+    (stale / "result").write_bytes(b"x" * 1000)
+    live = Path(tempfile.mkdtemp(prefix=f"{spool.PREFIX}{os.getppid()}-", dir=root))
+    try:
+        s = Spool.open()
+        s.close()
+        assert not stale.exists()
+        assert live.exists()
+    finally:
+        for p in (stale, live):
+            if p.exists():
+                (p / "result").unlink(missing_ok=True)
+                p.rmdir()
