@@ -13,7 +13,8 @@ result on the mapped memory without copying it (the mapping is released when
 the last Arrow buffer on it is freed).
 
 A result whose buffers are small, or that cannot be written (the directory
-full, as a container's small ``/dev/shm`` can be), is sent the usual way.
+full, as a container's small ``/dev/shm`` can be), is sent the usual way, as is
+every result outside POSIX systems.
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ def ship(result: Any, directory: str) -> Any:
 
 
 def _ship(result: Any, directory: str) -> Any:
+    if os.name != "posix":  # Windows cannot remove a mapped file's name (``land`` does)
+        return result
     bufs: list[pickle.PickleBuffer] = []
     head = pickle.dumps(result, protocol=5, buffer_callback=bufs.append)
     views = [b.raw() for b in bufs]
