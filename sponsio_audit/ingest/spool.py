@@ -24,6 +24,7 @@ import mmap
 import os
 import pickle
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,15 +50,16 @@ class Spooled:
 
     path: str
     head: bytes
-    spans: list[tuple[int, int]]
+    buffers: list[tuple[int, int]]
     size: int
 
 
 @dataclass(frozen=True)
 class Spool:
-    """A directory for one pool's results (removed, with what is left in it, by ``close``)."""
+    """A directory for one pool's results (removed, with what is left in it, by ``close``);
+    None when none could be made: then every result goes the pool's way."""
 
-    directory: str
+    directory: str | None
 
     @classmethod
     def open(cls) -> Spool:
@@ -67,11 +69,15 @@ class Spool:
         base = SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK | os.X_OK) else None
         root = base if base is not None else tempfile.gettempdir()
         sweep(root)
-        return cls(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root))
+        try:
+            return cls(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root))
+        except OSError:  # no room or no right to make it: the pipe still works
+            return cls(None)
 
     def close(self) -> None:
         """Remove the directory: results landed already keep their mapped memory."""
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def sweep(root: str) -> None:
@@ -89,10 +95,10 @@ def sweep(root: str) -> None:
             continue
         path = os.path.join(root, name)
         try:
-            st = os.lstat(path)
+            st = os.lstat(path)  # not followed: a link is never a spool
         except OSError:
             continue
-        if st.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path):
+        if st.st_uid == os.getuid() and stat.S_ISDIR(st.st_mode):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -110,7 +116,7 @@ def _padded(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def ship(result: Any, directory: str) -> Any:
+def ship(result: Any, directory: str | None) -> Any:
     """``result`` as a ``Spooled`` in ``directory``, or as itself when that does not pay or
     fails (small buffers, no room); a tuple element by element, each in its own file.
 
@@ -124,8 +130,8 @@ def ship(result: Any, directory: str) -> Any:
     return _ship(result, directory)
 
 
-def _ship(result: Any, directory: str) -> Any:
-    if os.name != "posix":  # Windows cannot remove a mapped file's name (``land`` does)
+def _ship(result: Any, directory: str | None) -> Any:
+    if directory is None or os.name != "posix":  # Windows cannot remove a mapped file's name
         return result
     bufs: list[pickle.PickleBuffer] = []
     head = pickle.dumps(result, protocol=5, buffer_callback=bufs.append)
@@ -137,7 +143,7 @@ def _ship(result: Any, directory: str) -> Any:
         fd, path = tempfile.mkstemp(dir=directory)
     except OSError:  # the directory is gone or refuses files: the usual way
         return result
-    spans: list[tuple[int, int]] = []
+    placed: list[tuple[int, int]] = []
     try:
         with os.fdopen(fd, "wb") as f:
             offset = 0
@@ -146,12 +152,12 @@ def _ship(result: Any, directory: str) -> Any:
                 pad = _padded(v.nbytes) - v.nbytes
                 if pad:
                     f.write(bytes(pad))
-                spans.append((offset, v.nbytes))
+                placed.append((offset, v.nbytes))
                 offset += v.nbytes + pad
     except OSError:  # no room (ENOSPC) or another write failure: the usual way
         _remove(path)
         return result
-    return Spooled(path, head, spans, size)
+    return Spooled(path, head, placed, size)
 
 
 def land(shipped: Any) -> Any:
@@ -170,10 +176,10 @@ def _land(shipped: Any) -> Any:
     finally:
         _remove(shipped.path)
     whole = memoryview(mapped)
-    return pickle.loads(shipped.head, buffers=[whole[o : o + n] for o, n in shipped.spans])
+    return pickle.loads(shipped.head, buffers=[whole[o : o + n] for o, n in shipped.buffers])
 
 
-def shipped(fn: Callable[[Any], Any], directory: str, item: Any) -> Any:
+def shipped(fn: Callable[[Any], Any], directory: str | None, item: Any) -> Any:
     """``ship(fn(item))``: what a worker runs (a module-level function, so it pickles)."""
     return ship(fn(item), directory)
 

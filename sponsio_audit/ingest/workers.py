@@ -119,9 +119,7 @@ class Workers:
     def __exit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._starting is not None:
-            self._starting.join()
-            self._starting = None
+        self._await_start()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=et is not None)
             self._pool = None
@@ -129,10 +127,14 @@ class Workers:
             self._spool.close()
             self._spool = None
 
-    def _started(self) -> tuple[ProcessPoolExecutor, Spool]:
+    def _await_start(self) -> None:
+        """Wait for the start ``__enter__`` began, if any."""
         if self._starting is not None:
             self._starting.join()
             self._starting = None
+
+    def _started(self) -> tuple[ProcessPoolExecutor, Spool]:
+        self._await_start()
         if self._failed is not None:
             raise self._failed
         return self._start()

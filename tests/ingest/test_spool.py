@@ -93,6 +93,7 @@ def test_a_failing_run_leaves_no_spool_behind() -> None:
 
 def test_the_spool_directory_is_private() -> None:
     s = Spool.open()
+    assert s.directory is not None
     try:
         assert os.stat(s.directory).st_mode & 0o077 == 0
     finally:
@@ -135,3 +136,19 @@ def test_a_killed_runs_spool_is_removed_by_the_next_run() -> None:
             if p.exists():
                 (p / "result").unlink(missing_ok=True)
                 p.rmdir()
+
+
+def test_without_a_spool_directory_results_still_come_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No room or no right to make the spool (a read-only /dev/shm and temp dir): the
+    results go through the pipe, whole, instead of the run failing."""
+
+    def refuse(*_: object, **__: object) -> str:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(spool.tempfile, "mkdtemp", refuse)
+    with Workers(2) as w:
+        got = list(w.map(_big, [50_000, 60_000]))
+    assert [b.num_rows for b in got] == [50_000, 60_000]
+    assert all(b.equals(_batch(b.num_rows)) for b in got)
