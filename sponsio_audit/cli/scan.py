@@ -10,7 +10,7 @@ warning on stderr, an error (exit 3) with ``--strict``. See
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -239,8 +239,6 @@ class Outcome:
 
 def _scan(o: ScanRun) -> int:
     own_pyarrow(spark=o.engine == Engine.spark.value)
-    from sponsio_audit.report import baseline as baselines
-
     ts = outputs.targets(o.output, o.fmt)
     outputs.check(ts)
     if o.parquet is not None:
@@ -251,6 +249,10 @@ def _scan(o: ScanRun) -> int:
     if not files and not o.allow_empty:
         where = ", ".join(str(p) for p in o.paths)
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
+    if o.engine != Engine.spark.value:
+        o = replace(o, jobs=_workers(o.jobs, files))
+    from sponsio_audit.report import baseline as baselines
+
     cfg, src = contract_sources.load(o.contract_files, o.packs)
     contract_sources.require(cfg, src, o.agent, o.allow_empty)
     limits = limits_in_force(getattr(cfg, "limits", []), list(o.ingest_limits))
@@ -272,6 +274,18 @@ def _scan(o: ScanRun) -> int:
             f"({summary.plural(fps, 'fingerprint')}) to {o.write_baseline}\n"
         )
     return _exit_code(o, out)
+
+
+def _workers(jobs: int, files: list[tuple[str, int]]) -> int:
+    """``--jobs`` resolved for these inputs (0: auto, ``workers.resolve_jobs``); with more
+    than one, the workers' forkserver starts now, so that its start overlaps this
+    command's imports and configuration instead of delaying the first chunk (0.3 s)."""
+    from sponsio_audit.ingest.workers import prestart, resolve_jobs
+
+    stdin = any(p == "-" for p, _ in files)
+    jobs = resolve_jobs(jobs, None if stdin else sum(n for _, n in files))
+    prestart(jobs)
+    return jobs
 
 
 def _run(

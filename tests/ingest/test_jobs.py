@@ -171,3 +171,39 @@ def test_trace_chunks_never_split_a_trace() -> None:
             ks = set(t.column("k").to_pylist())
             assert not ks & seen, (rows, ks, seen)  # a key in two tables: a split trace
             seen |= ks
+
+
+_PRESTART = """
+import os, sys
+from multiprocessing import forkserver
+from sponsio_audit.ingest.workers import Workers, prestart
+
+def parent(_item):
+    return os.getppid()
+
+if __name__ == "__main__":
+    prestart(1)  # one job: no worker will run, so no process is started
+    assert forkserver._forkserver._forkserver_pid is None, "prestart(1) started a forkserver"
+    prestart(2)
+    server = forkserver._forkserver._forkserver_pid
+    assert server is not None, "prestart(2) started no forkserver"
+    with Workers(2) as w:
+        parents = set(w.map(parent, range(8)))
+    assert parents == {server}, (parents, server)
+    print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forkserver start method: Linux here")
+def test_prestart_starts_the_forkserver_the_workers_come_from(tmp_path: Path) -> None:
+    """``scan --jobs 2`` starts the workers' forkserver before reading its configuration
+    (``workers.prestart``), so its 0.3 s start overlaps the command's imports; the workers
+    must then fork from that server, and a one-job scan must not start one at all."""
+    import subprocess
+
+    script = tmp_path / "prestart.py"
+    script.write_text(_PRESTART)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
