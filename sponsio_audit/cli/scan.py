@@ -250,7 +250,7 @@ def _scan(o: ScanRun) -> int:
         where = ", ".join(str(p) for p in o.paths)
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
     if o.engine != Engine.spark.value:
-        o = replace(o, jobs=_workers(o.jobs, files))
+        o = replace(o, jobs=_prestart_workers(o.jobs, files))
     from sponsio_audit.report import baseline as baselines
 
     cfg, src = contract_sources.load(o.contract_files, o.packs)
@@ -276,7 +276,7 @@ def _scan(o: ScanRun) -> int:
     return _exit_code(o, out)
 
 
-def _workers(jobs: int, files: list[tuple[str, int]]) -> int:
+def _prestart_workers(jobs: int, files: list[tuple[str, int]]) -> int:
     """``--jobs`` resolved for these inputs (0: auto, ``workers.resolve_jobs``); with more
     than one, the workers' forkserver starts now, so that its start overlaps this
     command's imports and configuration instead of delaying the first chunk (0.3 s)."""
