@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate  # bench/ingest.py
 
 from sponsio_audit import api
-from sponsio_audit.arrow_setup import own_process
+from sponsio_audit.arrow_setup import own_process, skip_pandas
 from sponsio_audit.cli import outputs
 from sponsio_audit.cli import summary as cli_summary
 from sponsio_audit.cli.scan import failing
@@ -127,7 +127,8 @@ def run_scan(
     """One scan as ``cli.scan._run`` runs it, stage by stage: {stage: (wall, cpu)}, the
     store and ingest's summary, and the report data."""
     stages: dict[str, tuple[float, float]] = {}
-    own_process()  # the command's Arrow memory pool
+    own_process()  # the command's Arrow memory pool, and no pandas look (cli.common.own_pyarrow)
+    skip_pandas()
     store = Store.open(None)
     s, w, c = _timed(lambda: ingest([str(path)], store, jobs=jobs))
     stages["ingest"] = (w, c)
