@@ -98,12 +98,9 @@ class Stage:
         self.memo, self.memo_bytes = [], 0
 
     def _insert(self, table: str, batches: list[pa.RecordBatch]) -> None:
-        con = self.store.con
-        con.register("_stage_batch", pa.Table.from_batches(batches))
-        try:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _stage_batch")
-        finally:
-            con.unregister("_stage_batch")
+        """Rows into a temporary table on the store's writer thread, beside the decoding
+        (what reads them next, ``settle`` or ``publish``, waits for them through ``con``)."""
+        self.store.stage(table, pa.Table.from_batches(batches))
 
     def flush(self) -> None:
         """Insert the decisions and trace rows held into the temporary tables."""
@@ -144,13 +141,11 @@ class Stage:
         (then by sequence, or staging order), drop the temporary tables; returns the number
         of events written."""
         self.flush()
-        con = self.store.con
         held = sum(b.num_rows for b in self.memo)
-        if held and not self.spilled:  # Arrow sorts them faster than DuckDB on one thread
-            memo = pa.Table.from_batches(self.memo)
-            self._insert("events", memo.sort_by(_EVENT_ORDER).to_batches())
-            self.memo, self.memo_bytes = [], 0
-        elif held:
+        if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
+            self.store.insert("events", pa.Table.from_batches(self.memo).sort_by(_EVENT_ORDER))
+        con = self.store.con
+        if held and self.spilled:
             con.register("_stage_memo", pa.Table.from_batches(self.memo))
             try:
                 con.execute(
@@ -159,9 +154,9 @@ class Stage:
                 )
             finally:
                 con.unregister("_stage_memo")
-            self.memo, self.memo_bytes = [], 0
-        else:
+        elif self.spilled:
             con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
+        self.memo, self.memo_bytes = [], 0
         con.execute(
             f"INSERT INTO decisions BY NAME SELECT * FROM {DECISIONS} ORDER BY trace_id, rowid"
         )

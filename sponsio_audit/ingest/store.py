@@ -154,7 +154,18 @@ class Store:
         else:
             self._insert(table, batch)
 
-    def _insert(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
+    def stage(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
+        """Append Arrow rows to a run's temporary table (``_stage_…``, a name from the code),
+        as ``insert`` does (on the writer thread inside ``loading``), but no commit waits
+        for them: they leave the store with the run."""
+        if not (table.startswith("_stage_") and table.isidentifier()):
+            raise ValueError(f"not a staging table: {table!r}")
+        if self._writer is not None:
+            self._writer.put(self._append, table, batch)
+        else:
+            self._append(table, batch)
+
+    def _append(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
         con = self._con
         con.register("_ingest_batch", batch)
         try:
@@ -162,6 +173,9 @@ class Store:
         finally:
             with suppress(duckdb.Error):  # an aborted transaction: keep the insert's own error
                 con.unregister("_ingest_batch")
+
+    def _insert(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
+        self._append(table, batch)
         if self._loading:
             self._uncommitted[table] = self._uncommitted.get(table, 0) + batch.num_rows
             if self._ripe():
