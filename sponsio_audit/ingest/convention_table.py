@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sponsio_audit.ingest import flat_messages as fm
 from sponsio_audit.ingest import messages as m
 from sponsio_audit.ingest import payloads as p
 
@@ -115,22 +116,22 @@ class Convention:
 
 def openllmetry_input(attrs: dict[str, Any]) -> tuple[Any, ...]:
     """``messages.input_fields`` of OpenLLMetry's indexed ``gen_ai.prompt.N.…``."""
-    return m.input_fields(m.openllmetry_items(attrs, "gen_ai.prompt."))
+    return m.input_fields(fm.openllmetry_items(attrs, "gen_ai.prompt."))
 
 
 def openllmetry_output(attrs: dict[str, Any]) -> tuple[Any, ...]:
     """(content, requested, wants_tools) of OpenLLMetry's indexed ``gen_ai.completion.N.…``."""
-    return m.output_fields(m.openllmetry_items(attrs, "gen_ai.completion."))
+    return m.output_fields(fm.openllmetry_items(attrs, "gen_ai.completion."))
 
 
 def openinference_input_messages(attrs: dict[str, Any]) -> tuple[Any, ...]:
     """``messages.input_fields`` of OpenInference's ``llm.input_messages.N.message.…``."""
-    return m.input_fields(m.openinference_items(attrs, "llm.input_messages."))
+    return m.input_fields(fm.openinference_items(attrs, "llm.input_messages."))
 
 
 def openinference_output_messages(attrs: dict[str, Any]) -> tuple[Any, ...]:
     """(content, requested, wants_tools) of OpenInference's ``llm.output_messages.N.…``."""
-    return m.output_fields(m.openinference_items(attrs, "llm.output_messages."))
+    return m.output_fields(fm.openinference_items(attrs, "llm.output_messages."))
 
 
 _INPUT = ("prompt", "system_prompt", "results")

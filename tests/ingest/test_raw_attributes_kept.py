@@ -1,7 +1,7 @@
 """The stored raw attributes are the recorded ones, whatever the conventions read from them.
 
 OpenLLMetry's indexed messages (``gen_ai.prompt.N.role``) are rebuilt into
-message objects (``messages.unflatten``). When a span also records an object
+message objects (``flat_messages.unflatten``). When a span also records an object
 value on a shorter key of the same path (``gen_ai.prompt.0`` as an OTLP
 ``kvlistValue``), that rebuilding must extend a copy: it once added ``role``
 to the recorded object itself, and ``spans.attributes``, written after the

@@ -3,7 +3,7 @@ the nested messages they flatten (CONVENTIONS.md, OpenLLMetry and OpenInference 
 
 The oracle states the convention plainly: split each key after the prefix at its dots,
 nest, then a dict whose keys are all decimal numbers is the list of its values in
-number order. ``messages.unflatten`` builds it in place for speed; it must give the
+number order. ``flat_messages.unflatten`` builds it in place for speed; it must give the
 same messages for any keys and values, and leave the recorded attributes as they were.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sponsio_audit.ingest.messages import unflatten
+from sponsio_audit.ingest.flat_messages import unflatten
 
 PREFIX = "gen_ai.prompt."
 SEGMENT = st.sampled_from(["0", "1", "2", "10", "²", "role", "content", "tool_calls", "x.y"])
