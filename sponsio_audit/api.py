@@ -214,22 +214,22 @@ def audit(
         if regex_timeout_ms is not None
         else getattr(contracts, "regex_timeout_ms", None)
     )
-    with regexes.time_limit(None if ms is None else ms / 1000.0):
-        cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
-        try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
-            before = regexes.timeouts()
+    limit = None if ms is None else ms / 1000.0
+    cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
+    try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
+        with regexes.time_limit(limit) as searches:
             tables = evaluate(
                 _in_order(cur), ContractSet(cs, perms), engine=engine, threads=threads
             )
-        except _Unordered:
-            cur.close()
-            before = regexes.timeouts()
-            events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
-            reader = events.to_arrow_reader(EVALUATE_ROWS)
+    except _Unordered:  # evaluated again from the start, its searches counted afresh
+        cur.close()
+        events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
+        reader = events.to_arrow_reader(EVALUATE_ROWS)
+        with regexes.time_limit(limit) as searches:
             tables = evaluate(reader, ContractSet(cs, perms), engine=engine, threads=threads)
-        finally:
-            cur.close()
-    stats = pa.table({"regex_timeouts": pa.array([regexes.timeouts() - before], pa.int64())})
+    finally:
+        cur.close()
+    stats = pa.table({"regex_timeouts": pa.array([searches.timeouts], pa.int64())})
     verdicts, violations = tables.verdicts, tables.violations
     del tables
     empty = store.con.sql(EMPTY_TRACES).fetchall()

@@ -11,12 +11,14 @@ the limit named) is a clear error, never a crash of the interpreter.
 
 The recursion limit is interpreter-wide in CPython: ``deep`` raises it only
 while its thread runs and puts the previous value back, and calls nest
-(a ``deep`` inside a ``deep`` runs inline).
+(a ``deep`` inside a ``deep`` runs inline). The helper thread runs in a copy of the
+caller's context variables.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 import threading
 from collections.abc import Callable
@@ -52,6 +54,7 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         except RecursionError:
             raise _too_deep() from None
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the caller's settings (regexes.time_limit) go along
 
     def run() -> None:
         _local.inside = True
@@ -72,7 +75,7 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             with contextlib.suppress(ValueError, RuntimeError):
                 threading.stack_size(STACK_BYTES)
             sys.setrecursionlimit(max(FRAMES, old_limit))
-            t = threading.Thread(target=run, name="sponsio-deep", daemon=True)
+            t = threading.Thread(target=context.run, args=(run,), name="sponsio-deep", daemon=True)
             t.start()
         finally:
             threading.stack_size(old_stack)

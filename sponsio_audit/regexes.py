@@ -8,26 +8,28 @@ packs are full of ``(?<!\S)``, ``(?!\S)``, ``(?=.*X)``) compiles with the
 backtracking ``regex`` package instead (``Backtracking``), whose every
 search runs under a time limit (SEMANTICS.md §5). ``matches`` is the
 three-valued search: True, False, or None when the time limit ran out (the
-atom is unknown at that event); ``timeouts()`` counts those for the report.
-The limit is ``DEFAULT_TIME_LIMIT`` unless a run sets another with
-``time_limit`` (the ``regex_timeout_ms`` config key, the
-``--regex-timeout-ms`` flag). A regex that neither engine compiles raises
+atom is unknown at that event). The limit is ``DEFAULT_TIME_LIMIT`` unless a
+run sets another with ``time_limit`` (the ``regex_timeout_ms`` config key, the
+``--regex-timeout-ms`` flag), whose ``Searches`` counts the searches that ran
+out of time, for the report. A regex that neither engine compiles raises
 ``RegexError``. ``literal`` escapes text into a regex; ``is_literal`` tells
 whether a regex body is plain text (the guard then emits a substring test).
 
-The limit and the timeout count are process-wide (one policy per run): the
-audit sets the limit for the duration of one evaluation and reads the count
-before and after it.
+The limit and the count belong to the ``time_limit`` block around a run, held
+in a context variable: two audits in one process (on two threads) each keep
+their own. A thread the run starts sees them when it runs in a copy of the
+run's context (``threads.ordered_map``, ``recursion``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import re2
@@ -69,30 +71,37 @@ DEFAULT_TIME_LIMIT = 0.1
 
 
 @dataclass
-class _Policy:
-    time_limit: float = DEFAULT_TIME_LIMIT
+class Searches:
+    """The backtracking searches of one ``time_limit`` block: the limit of each, in seconds,
+    and how many ran out of time (on any thread of the run)."""
+
+    limit: float = DEFAULT_TIME_LIMIT
     timeouts: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def timed_out(self) -> None:
+        """Count one search that ran out of time (searches on several threads may at once)."""
+        with self._lock:
+            self.timeouts += 1
 
 
-_POLICY = _Policy()
-_COUNTING = threading.Lock()
-"""Searches on several audit threads may time out at once: each is counted."""
+_SEARCHES: contextvars.ContextVar[Searches | None] = contextvars.ContextVar(
+    "sponsio_audit_searches", default=None
+)
+"""The innermost ``time_limit`` block's searches (None outside one: the default limit,
+nothing counted)."""
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Run the block with ``seconds`` as the backtracking time limit (None: the default)."""
-    saved = _POLICY.time_limit
-    _POLICY.time_limit = DEFAULT_TIME_LIMIT if seconds is None else float(seconds)
+def time_limit(seconds: float | None) -> Iterator[Searches]:
+    """Run the block with ``seconds`` as the backtracking time limit (None: the default);
+    the ``Searches`` yielded counts the searches in it that ran out of time."""
+    searches = Searches(DEFAULT_TIME_LIMIT if seconds is None else float(seconds))
+    token = _SEARCHES.set(searches)
     try:
-        yield
+        yield searches
     finally:
-        _POLICY.time_limit = saved
-
-
-def timeouts() -> int:
-    """Backtracking searches that ran out of time so far in this process."""
-    return _POLICY.timeouts
+        _SEARCHES.reset(token)
 
 
 class Backtracking:
@@ -105,11 +114,13 @@ class Backtracking:
         self._rx = backtracking.compile(pattern)
 
     def search(self, text: str) -> Any:
+        searches = _SEARCHES.get()
+        limit = DEFAULT_TIME_LIMIT if searches is None else searches.limit
         try:
-            return self._rx.search(text, timeout=_POLICY.time_limit)
+            return self._rx.search(text, timeout=limit)
         except TimeoutError:
-            with _COUNTING:
-                _POLICY.timeouts += 1
+            if searches is not None:
+                searches.timed_out()
             raise
 
 

@@ -8,6 +8,7 @@ is the same for any number of threads (``tests/engine/test_threads.py``).
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -46,9 +47,14 @@ def resolve(threads: int, rows: int) -> int:
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[R]:
     """``[fn(x) for x in items]``, on up to ``threads`` threads (the caller's one when
     that is 1 or there is one item); an exception of ``fn`` is raised here, the first
-    one in item order."""
+    one in item order. Each call runs in a copy of the caller's context variables."""
     todo = list(items)
     if threads <= 1 or len(todo) <= 1:
         return [fn(x) for x in todo]
+    context = contextvars.copy_context()  # the run's settings (regexes.time_limit) go along
+
+    def task(x: T) -> R:
+        return context.copy().run(fn, x)
+
     with ThreadPoolExecutor(min(threads, len(todo)), thread_name_prefix="sponsio-audit") as pool:
-        return list(pool.map(fn, todo))
+        return list(pool.map(task, todo))

@@ -92,3 +92,45 @@ def test_scan_applies_the_config_files_time_limit(tmp_path: Path) -> None:
     (undecided,) = json.loads(out.read_text(encoding="utf-8"))["undecided"]
     assert undecided["contract_id"] == "slow"
     assert undecided["reason"].endswith("ran out of time (regex_timeout_ms, --regex-timeout-ms)")
+
+
+def test_two_audits_at_once_keep_their_own_limit_and_count(tmp_path: Path) -> None:
+    """The time limit and the timeout count belong to one audit, not to the process: an
+    audit on another thread at the same time, with a limit long enough for the search,
+    decides the contract and counts no timeout, while the 1 ms one counts its own."""
+    import threading
+
+    quick_cfg = tmp_path / "long.yaml"
+    quick_cfg.write_text(
+        YAML.replace("regex_timeout_ms: 1", "regex_timeout_ms: 60000"), encoding="utf-8"
+    )
+    slow_cfg = tmp_path / "short.yaml"
+    slow_cfg.write_text(YAML, encoding="utf-8")
+    line = {"ts": 1.0, "agent_id": "bot", "action": "bash", "constraint": "x",
+            "result": "allowed", "args": {"cmd": ""}}  # fmt: skip
+    logs = {}
+    for name, run in (("short", "a" * 22 + "!"), ("long", "a" * 12 + "!")):
+        logs[name] = tmp_path / name / "20260101_000000_1.jsonl"
+        logs[name].parent.mkdir()
+        logs[name].write_text(json.dumps({**line, "args": {"cmd": run}}) + "\n", encoding="utf-8")
+    start = threading.Barrier(2)
+    seen: dict[str, list[tuple[str, int]]] = {"short": [], "long": []}
+
+    def audits(name: str, cfg: Path) -> None:
+        start.wait()
+        for _ in range(4):
+            result = audit([logs[name]], load_config(cfg))
+            got = {r["contract_id"]: r["verdict"] for r in result.verdicts.to_pylist()}
+            seen[name].append((got["slow"], result.summary.regex_timeouts))
+            result.store.close()
+
+    threads = [
+        threading.Thread(target=audits, args=("short", slow_cfg)),
+        threading.Thread(target=audits, args=("long", quick_cfg)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(v == "unverifiable" and n >= 1 for v, n in seen["short"]), seen
+    assert seen["long"] == [("pass", 0)] * 4, seen

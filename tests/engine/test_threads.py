@@ -57,10 +57,9 @@ def test_timeouts_on_threads_are_all_counted():
     )
     counted = {}
     for n in (1, 3):
-        with regexes.time_limit(0.001):
-            before = regexes.timeouts()
+        with regexes.time_limit(0.001) as searches:
             out = evaluate(events, ContractSet(contracts, {}), threads=n)
-            counted[n] = regexes.timeouts() - before
+        counted[n] = searches.timeouts
         verdicts = out.verdicts.column("verdict").to_pylist()
         assert verdicts == ["unverifiable"] * 24  # never a pass for want of time
     assert counted[3] == counted[1] >= 24  # at least 6 regexes x 4 distinct commands
