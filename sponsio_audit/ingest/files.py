@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +55,49 @@ def input_bytes(paths: list[str | Path]) -> int | None:
     return total
 
 
+HASH_THREAD_BYTES = 16 << 20
+"""Size from which ``file_hash`` hashes on a thread of its own, beside the line ends."""
+
+
 def file_hash(path: str) -> tuple[str, int, LineIndex]:
-    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks)."""
+    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks).
+
+    In a large file each block is hashed on a second thread while this one finds its
+    line ends (``_hashing``): the two cost about the same."""
     h = hashlib.sha256()
     index = LineIndex(chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            index.add(chunk)
+        if os.fstat(f.fileno()).st_size < HASH_THREAD_BYTES:
+            while block := f.read(1 << 20):
+                h.update(block)
+                index.add(block)
+        else:
+            with ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-hash") as pool:
+                hashed: Future[None] | None = None
+                while block := f.read(1 << 20):
+                    if hashed is not None:
+                        hashed.result()  # one block at a time, in file order
+                    hashed = _hashing(pool, h, block)
+                    index.add(block)
+                if hashed is not None:
+                    hashed.result()
     return h.hexdigest(), index.size, index
+
+
+def _hashing(pool: ThreadPoolExecutor, h: Any, block: bytes) -> Future[None]:
+    """``h.update(block)`` started on ``pool``'s thread. hashlib releases the GIL while it
+    hashes, but the line-end search does not (``bytes.count`` is one C call): the caller
+    waits until the thread has the GIL and is entering the update, else the hashing
+    would mostly wait for the search (0.19 s against 0.11 s for 139 MB here)."""
+    started = threading.Event()
+
+    def run() -> None:
+        started.set()
+        h.update(block)
+
+    future = pool.submit(run)
+    started.wait()
+    return future
 
 
 def event_records(fmt: str, layout: str, open_: Any, limits: Limits) -> Iterator[tuple[int, Any]]:
