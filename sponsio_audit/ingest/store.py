@@ -149,10 +149,7 @@ class Store:
         inside ``loading``, on the writer thread (``batch`` must not change after)."""
         if table not in TABLES:
             raise ValueError(f"unknown table {table!r}")
-        if self._writer is not None:
-            self._writer.put(self._insert, table, batch)
-        else:
-            self._insert(table, batch)
+        self._write(self._insert, table, batch)
 
     def stage(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
         """Append Arrow rows to a run's temporary table (``_stage_…``, a name from the code),
@@ -160,10 +157,14 @@ class Store:
         for them: they leave the store with the run."""
         if not (table.startswith("_stage_") and table.isidentifier()):
             raise ValueError(f"not a staging table: {table!r}")
+        self._write(self._append, table, batch)
+
+    def _write(self, fn: Any, table: str, batch: pa.RecordBatch | pa.Table) -> None:
+        """``fn(table, batch)`` on the writer thread inside ``loading``, else now."""
         if self._writer is not None:
-            self._writer.put(self._append, table, batch)
+            self._writer.put(fn, table, batch)
         else:
-            self._append(table, batch)
+            fn(table, batch)
 
     def _append(self, table: str, batch: pa.RecordBatch | pa.Table) -> None:
         con = self._con
