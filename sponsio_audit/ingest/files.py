@@ -67,20 +67,23 @@ def file_hash(path: str) -> tuple[str, int, LineIndex]:
     h = hashlib.sha256()
     index = LineIndex(chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
     with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size < HASH_THREAD_BYTES:
+        big = os.fstat(f.fileno()).st_size >= HASH_THREAD_BYTES
+        pool = ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-hash") if big else None
+        hashed: Future[None] | None = None
+        try:
             while block := f.read(1 << 20):
-                h.update(block)
-                index.add(block)
-        else:
-            with ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-hash") as pool:
-                hashed: Future[None] | None = None
-                while block := f.read(1 << 20):
+                if pool is None:
+                    h.update(block)
+                else:
                     if hashed is not None:
                         hashed.result()  # one block at a time, in file order
                     hashed = _hashing(pool, h, block)
-                    index.add(block)
-                if hashed is not None:
-                    hashed.result()
+                index.add(block)
+            if hashed is not None:
+                hashed.result()
+        finally:
+            if pool is not None:
+                pool.shutdown()
     return h.hexdigest(), index.size, index
 
 
