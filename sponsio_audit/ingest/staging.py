@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -144,19 +145,11 @@ class Stage:
         held = sum(b.num_rows for b in self.memo)
         if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
             self.store.insert("events", pa.Table.from_batches(self.memo).sort_by(_EVENT_ORDER))
-        con = self.store.con
-        if held and self.spilled:
-            con.register("_stage_memo", pa.Table.from_batches(self.memo))
-            try:
-                con.execute(
-                    f"INSERT INTO events BY NAME SELECT * FROM (SELECT * FROM {EVENTS} "
-                    "UNION ALL BY NAME SELECT * FROM _stage_memo) ORDER BY trace_id, seq"
-                )
-            finally:
-                con.unregister("_stage_memo")
-        elif self.spilled:
-            con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
+        if self.spilled:  # a sort of more than memory holds: on all of DuckDB's threads
+            with self.store.all_threads() as con:
+                _publish_spilled(con, self.memo)
         self.memo, self.memo_bytes = [], 0
+        con = self.store.con
         con.execute(
             f"INSERT INTO decisions BY NAME SELECT * FROM {DECISIONS} ORDER BY trace_id, rowid"
         )
@@ -169,6 +162,21 @@ class Stage:
         """Drop the temporary tables."""
         for table in (EVENTS, DECISIONS, TRACES, LOCAL):
             self.store.con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _publish_spilled(con: duckdb.DuckDBPyConnection, memo: list[pa.RecordBatch]) -> None:
+    """Insert the events of ``EVENTS`` and those still in ``memo`` into ``events``, in order."""
+    if not memo:
+        con.execute(f"INSERT INTO events BY NAME SELECT * FROM {EVENTS} ORDER BY trace_id, seq")
+        return
+    con.register("_stage_memo", pa.Table.from_batches(memo))
+    try:
+        con.execute(
+            f"INSERT INTO events BY NAME SELECT * FROM (SELECT * FROM {EVENTS} "
+            "UNION ALL BY NAME SELECT * FROM _stage_memo) ORDER BY trace_id, seq"
+        )
+    finally:
+        con.unregister("_stage_memo")
 
 
 def _batches(batch: pa.RecordBatch | pa.Table) -> list[pa.RecordBatch]:

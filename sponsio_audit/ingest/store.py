@@ -51,6 +51,8 @@ class Store:
     _loading: bool = field(default=False, init=False, repr=False)
     _uncommitted: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _writer: Writer | None = field(default=None, init=False, repr=False)
+    _threads: int = field(default=1, init=False, repr=False)
+    """DuckDB's own thread count, kept while ``loading`` runs on one thread."""
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -108,6 +110,7 @@ class Store:
             yield
             return
         row = self._first("SELECT current_setting('threads')")
+        self._threads = int(row[0]) if row else 1
         self._con.execute("SET threads = 1")
         self._con.begin()
         self._loading = True
@@ -125,7 +128,22 @@ class Store:
             self._con.commit()
         finally:
             self._loading = False
-            self._con.execute(f"SET threads = {int(row[0]) if row else 1}")
+            self._con.execute(f"SET threads = {self._threads}")
+
+    @contextmanager
+    def all_threads(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``con`` with DuckDB's own thread count for the statements inside, also while
+        ``loading``: for a sort once nothing else runs (the end of a run), whose cost on one
+        thread would be all serial."""
+        con = self.con
+        if not self._loading:
+            yield con
+            return
+        con.execute(f"SET threads = {self._threads}")
+        try:
+            yield con
+        finally:
+            con.execute("SET threads = 1")
 
     def _stop_writer(self) -> None:
         writer, self._writer = self._writer, None
