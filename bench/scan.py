@@ -54,7 +54,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest import generate  # bench/ingest.py
+from ingest import compiled, generate  # bench/ingest.py
 
 from sponsio_audit import api
 from sponsio_audit.arrow_setup import own_process, skip_pandas
@@ -291,6 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeat", type=int, default=2, help="in-process scans (best CPU shown)")
     p.add_argument("--jobs", type=int, default=1, help="ingest workers (scan's --jobs)")
     a = p.parse_args(argv)
+    print(compiled(), flush=True)
     cs = contracts()
     with tempfile.TemporaryDirectory() as d:
         path = generate(Path(d), a.spans, "jsonl")
