@@ -87,6 +87,33 @@ def file_hash(path: str) -> tuple[str, int, LineIndex]:
     return h.hexdigest(), index.size, index
 
 
+def hash_beside(path: str) -> Future[str]:
+    """The file's sha256, computed on a thread of its own while the caller reads the file:
+    hashlib and the reads release the GIL, so it costs the caller's core next to nothing.
+    For a file that cannot be a duplicate (``Store.has_bytes``), whose hash is then only
+    recorded, not needed before the read (one process, 139 MB: the first chunk 0.13 s
+    sooner; 696 MB: 0.5 s)."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-hash")
+    try:
+        return pool.submit(_sha256, path)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _sha256(path: str) -> str:
+    """Read into one buffer of ``_BESIDE_BLOCK`` bytes: few GIL hand-overs, no allocations."""
+    h = hashlib.sha256()
+    buf = bytearray(_BESIDE_BLOCK)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            h.update(view[:n])
+    return h.hexdigest()
+
+
+_BESIDE_BLOCK = 8 << 20
+
+
 def _hashing(pool: ThreadPoolExecutor, h: Any, block: bytes) -> Future[None]:
     """``h.update(block)`` started on ``pool``'s thread. hashlib releases the GIL while it
     hashes, but the line-end search does not (``bytes.count`` is one C call): the caller

@@ -25,8 +25,10 @@ Every record is loaded or listed in ``skipped`` with its file and record number;
 record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable,
 not a regular file). A file whose sha256 is already in ``files`` is not read again:
 it is listed in ``files`` with format ``duplicate`` and in ``skipped`` (record 0)
-naming the earlier file. Only regular files are opened: a FIFO, device or socket
-(also behind a symlink) would block or never end, so it is listed and skipped
+naming the earlier file. A file is hashed before it is read, except a large one, in
+one process, whose size no stored or earlier file has (so no duplicate): it is
+hashed on a thread while it is read (``_hashed``). Only regular files are opened: a
+FIFO, device or socket (also behind a symlink) would block or never end, so it is listed and skipped
 unopened. Reads are bounded by ``Limits`` (``limits.py``); a bound hit is listed
 with its name.
 """
@@ -38,15 +40,18 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from sponsio_audit.ingest import chunks, direct, inchunk, readback
 from sponsio_audit.ingest.files import (
+    HASH_THREAD_BYTES,
     duplicate_reason,
     event_records,
     file_hash,
+    hash_beside,
     input_bytes,
     irregular,
     otlp_decoder,
@@ -95,6 +100,7 @@ class _Run:
     direct_traces: int = 0
     dup: int = 0
     shas: dict[str, str] = field(default_factory=dict)  # sha256 -> path of the first file
+    sizes: set[int] = field(default_factory=set)  # sizes of this run's files (duplicates' too)
     pos: int = 0
     limits: Limits = DEFAULT
     stage: Stage | None = None  # pass-1 events (group_by trace)
@@ -131,11 +137,12 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "not_regular", why)
         return
     try:
-        sha, size, index = file_hash(path)
+        later, (sha, size, index) = _hashed(r, path)
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
-    earlier = r.shas.get(sha) or r.store.path_with_sha256(sha)
+    r.sizes.add(size)
+    earlier = None if sha is None else r.shas.get(sha) or r.store.path_with_sha256(sha)
     file_id = r.next_file
     r.next_file += 1
     if earlier is not None:  # listed, not read again: its records are those of the earlier file
@@ -145,7 +152,8 @@ def _file(r: _Run, path: str, display: str) -> None:
         r.skipped.add((file_id, 0, duplicate_reason(earlier)))
         r.files.add((file_id, display, "duplicate", size, sha, 1, 1))
         return
-    r.shas[sha] = display
+    if sha is not None:
+        r.shas[sha] = display
     r.pos = 0
 
     def open_() -> IO[bytes]:
@@ -163,14 +171,19 @@ def _file(r: _Run, path: str, display: str) -> None:
             r.skipped.add((file_id, 0, reason))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
             recs = event_records(fmt, layout, open_, r.limits)
-            n, bad, fmt = direct.load(r, file_id, sha, fmt, layout, recs)
+            whole = sha if later is None else later.result()  # its trace ids name it
+            assert whole is not None  # file_hash gives one, or the thread does
+            n, bad, fmt = direct.load(r, file_id, whole, fmt, layout, recs)
         else:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
             decoder = otlp_decoder(fmt)
             todo = (
                 _ranges(r, os.path.abspath(path), index, file_id)
-                if decoder == "otlp_json" and layout == "lines" and not index.compressed()
+                if index is not None
+                and decoder == "otlp_json"
+                and layout == "lines"
+                and not index.compressed()
                 else chunks.record_chunks(
                     decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json
                 )
@@ -179,9 +192,34 @@ def _file(r: _Run, path: str, display: str) -> None:
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
         _broken_stream(r, file_id, n, e)
+    if later is not None:
+        try:
+            sha = later.result()
+            r.shas[sha] = display
+        except OSError as e:  # read, but not to the end a second time: listed as a record
+            n, bad = n + 1, bad + 1
+            r.skipped.add((file_id, n, f"cannot read file for its sha256: {e.strerror or e}"))
     r.records += n
     r.skipped_n += bad
     r.files.add((file_id, display, fmt, size, sha, n, bad))
+
+
+def _hashed(
+    r: _Run, path: str
+) -> tuple[Future[str] | None, tuple[str | None, int, LineIndex | None]]:
+    """``file_hash`` of the file, or, in one process, for a large file no stored or earlier
+    file has the size of (so it cannot be a duplicate), its sha256 computed on a thread
+    while the file is read (``hash_beside``; no line index: this process reads its
+    records itself, as fast as from ranges). Workers read ranges, so they need the index."""
+    size = os.path.getsize(path)
+    if (
+        r.workers.jobs == 1
+        and size >= HASH_THREAD_BYTES
+        and size not in r.sizes
+        and not r.store.has_bytes(size)
+    ):
+        return hash_beside(path), (None, size, None)
+    return None, file_hash(path)
 
 
 def _ranges(r: _Run, path: str, index: LineIndex, file_id: int) -> Iterator[inchunk.RangeChunk]:

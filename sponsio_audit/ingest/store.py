@@ -220,6 +220,10 @@ class Store:
         """Whether a file with this content hash was ingested before."""
         return self._first("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha]) is not None
 
+    def has_bytes(self, size: int) -> bool:
+        """Whether a stored file has this size (a file of another size cannot be a duplicate)."""
+        return self._first("SELECT 1 FROM files WHERE bytes = ? LIMIT 1", [size]) is not None
+
     def path_with_sha256(self, sha: str) -> str | None:
         """The path of the stored file with this sha256 (None when there is none)."""
         row = self._first("SELECT path FROM files WHERE sha256 = ? ORDER BY file_id LIMIT 1", [sha])

@@ -1,17 +1,23 @@
-"""``files.file_hash`` of a large file (hashed on a thread beside the line-end search) gives
-the file's own sha256, and the line ends and size a plain read of its blocks gives: a wrong
-hash would make a new file a "duplicate", skipped unread, or a duplicate read twice."""
+"""``files.file_hash`` of a large file (hashed on a thread beside the line-end search) and
+``files.hash_beside`` (hashed while the file is read) give the file's own sha256, and
+``file_hash`` the line ends and size a plain read of its blocks gives: a wrong hash would
+make a new file a "duplicate", skipped unread, or a duplicate read twice."""
 
 from __future__ import annotations
 
 import hashlib
 import random
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sponsio_audit.ingest import chunks, files
+from sponsio_audit.ingest import Store, chunks, files, ingest, pipeline
 from sponsio_audit.ingest.line_ranges import LineIndex
+from sponsio_audit.ingest.tables import TABLES
+
+from .conftest import FIXTURES
 
 
 @pytest.mark.parametrize("threaded", [True, False])
@@ -33,3 +39,44 @@ def test_file_hash_is_the_files_sha256_and_line_ends(
     assert size == len(data) == index.size
     assert index.ranges() == want.ranges() and len(index.ranges()) >= 5
     assert index.lines == data.count(b"\n")
+
+
+def test_hash_beside_is_the_files_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = random.Random(3).randbytes(3_500_000)
+    path = tmp_path / "big.pb"
+    path.write_bytes(data)
+    monkeypatch.setattr(files, "_BESIDE_BLOCK", 1 << 20)  # several reads, the last one short
+    assert files.hash_beside(str(path)).result() == hashlib.sha256(data).hexdigest()
+
+
+def _tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows in insertion order."""
+    return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+
+
+def test_files_hashed_while_read_give_the_tables_and_duplicates_of_files_hashed_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In one process a large file of a size no other file has is read while it is hashed
+    (``pipeline._hashed``). Every fixture file goes that way here; the tables, the sha256s
+    and the duplicates found (a copy in the same run, the same files in a second run) must
+    be those of hashing every file before reading it."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES, data, ignore=shutil.ignore_patterns("*.py", "*.md", "*.yaml"))
+    shutil.copy(data / "otel" / "genai.jsonl", data / "genai_copy.jsonl")  # same size and sha
+    got = {}
+    for beside in (False, True):
+        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0 if beside else 1 << 62)
+        store = Store.open(None)
+        first = ingest([data], store, jobs=1)
+        again = ingest([data / "otel"], store, jobs=1)
+        got[beside] = (first, again, _tables(store))
+        store.close()
+    first, again, tables = got[True]
+    assert first.duplicates == 1 and again.duplicates == again.files >= 3
+    shas = {p: s for _, p, _, _, s, *_ in tables["files"] if s}
+    assert (
+        shas[str(data / "otel" / "genai.jsonl")]
+        == hashlib.sha256((data / "otel" / "genai.jsonl").read_bytes()).hexdigest()
+    )
+    assert got[True] == got[False]
