@@ -353,6 +353,8 @@ def _passes(
             progress(path, r.span_n)
     for b in bufs.values():
         b.flush()
+    if r.stage is not None:
+        r.stage.presort()
     capped = readback.cap_traces(r.store, r.run, r.limits)
     if capped:
         r.skipped_n += len(capped)

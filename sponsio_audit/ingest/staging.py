@@ -9,7 +9,9 @@ earlier run, none removed by ``limits.spans_per_trace``) and no GenAI log
 record names it; every other touched trace goes to pass 2, whose rows are
 staged too. ``publish`` then writes the staged rows ordered by trace id, the
 order pass 2 alone writes them in, so the tables are the same row for row
-and in insertion order as when every trace goes through pass 2.
+and in insertion order as when every trace goes through pass 2. The events held in
+memory are sorted on a thread while ``settle`` and pass 2 run (``presort``), and that
+sort is used only if they have not changed since.
 
 The staged rows live in DuckDB temporary tables (spilled to disk past the
 store's memory limit), so memory stays bounded whatever the corpus size;
@@ -21,6 +23,7 @@ pass 2 reads it from other cursors, which do not see temporary tables.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import duckdb
@@ -60,6 +63,10 @@ class Stage:
     memo_bytes: int = 0
     spilled: bool = False
     """Whether some staged events went to ``EVENTS`` (else they are all in ``memo``)."""
+    memo_version: int = 0
+    """Bumped at every change of ``memo`` (added to, filtered, spilled)."""
+    presorted: tuple[int, Future[pa.Table]] | None = None
+    """``presort``'s sort of ``memo`` at that ``memo_version``, under way or done."""
 
     @classmethod
     def open(cls, store: Store, batch_rows: int) -> Stage:
@@ -87,6 +94,7 @@ class Stage:
             self.flush()
         if t.events.num_rows:
             self.memo.extend(_batches(t.events))
+            self.memo_version += 1
             self.memo_bytes += t.events.nbytes
             if self.memo_bytes > HOLD_BYTES:
                 self.spill()
@@ -97,6 +105,7 @@ class Stage:
             self._insert(EVENTS, self.memo)
             self.spilled = True
         self.memo, self.memo_bytes = [], 0
+        self.memo_version += 1
 
     def _insert(self, table: str, batches: list[pa.RecordBatch]) -> None:
         """Rows into a temporary table on the store's writer thread, beside the decoding
@@ -108,6 +117,27 @@ class Stage:
         for table, batches in self.held.items():
             self._insert(table, batches)
         self.held, self.rows = {}, 0
+
+    def presort(self) -> None:
+        """Start sorting the events held in memory (pass 1 is over) on a thread, so that the
+        sort overlaps ``settle`` and pass 2's queries: Arrow sorts without the GIL, DuckDB
+        queries run without it too. ``publish`` uses the result when ``memo`` has not
+        changed since."""
+        if self.spilled or not self.memo:
+            return
+        pool = ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-sort")
+        try:
+            table = pa.Table.from_batches(self.memo)
+            self.presorted = (self.memo_version, pool.submit(table.sort_by, _EVENT_ORDER))
+        finally:
+            pool.shutdown(wait=False)
+
+    def _sorted_memo(self) -> pa.Table:
+        """``memo`` as one table sorted by ``_EVENT_ORDER`` (``presort``'s, when still valid)."""
+        done, self.presorted = self.presorted, None
+        if done is not None and done[0] == self.memo_version:
+            return done[1].result()
+        return pa.Table.from_batches(self.memo).sort_by(_EVENT_ORDER)
 
     def settle(self) -> int:
         """Keep the staged rows of the traces wholly in one chunk (table ``LOCAL``), drop
@@ -134,6 +164,7 @@ class Stage:
                 pa.string(),
             )
             self.memo = [b.filter(pc.is_in(b.column("trace_id"), value_set=ids)) for b in self.memo]
+            self.memo_version += 1
         self.kept = kept
         return kept
 
@@ -144,7 +175,7 @@ class Stage:
         self.flush()
         held = sum(b.num_rows for b in self.memo)
         if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
-            self.store.insert("events", pa.Table.from_batches(self.memo).sort_by(_EVENT_ORDER))
+            self.store.insert("events", self._sorted_memo())
         if self.spilled:  # a sort of more than memory holds: on all of DuckDB's threads
             with self.store.all_threads() as con:
                 _publish_spilled(con, self.memo)

@@ -16,11 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, chunks, ingest, staging
+from sponsio_audit.ingest.chunks import Traced
 from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.line_ranges import LineIndex, range_records
 from sponsio_audit.ingest.sniff import raw_lines
@@ -173,3 +176,42 @@ def test_line_ranges_read_the_records_of_the_whole_file(
         want = list(raw_lines(lambda: open(path, "rb"), limits))  # noqa: SIM115
     assert index.size == len(data)
     assert [(no, str(r)) for no, r in got] == [(no, str(r)) for no, r in want]
+
+
+def _traced(ids: list[str]) -> Traced:
+    """One event (seq 0) for each trace of ``ids``, each trace of one span."""
+    n = len(ids)
+    cols = {f.name: pa.nulls(n, f.type) for f in EVENT_SCHEMA}
+    cols.update(trace_id=pa.array(ids), seq=pa.array([0] * n), type=pa.array(["llm_call"] * n))
+    events = pa.record_batch(list(cols.values()), schema=EVENT_SCHEMA)
+    counts = pa.record_batch([pa.array(ids), pa.array([1] * n)], schema=TABLES["traces"])
+    return Traced(n, events, TABLES["decisions"].empty_table(), counts, pa.array([1] * n))
+
+
+def test_publish_writes_the_events_held_then_whatever_was_sorted_ahead() -> None:
+    """``Stage.presort`` sorts the events held after pass 1 on a thread; ``publish`` must
+    write what the stage holds when it publishes: not the events of a trace ``settle``
+    dropped (trace b has a second span elsewhere), and the events staged after the sort."""
+    store = Store.open(None)
+    stage = staging.Stage.open(store, 1000)
+    stage.add(_traced(["c", "b"]))
+    stage.add(_traced(["a"]))
+    store.con.execute("INSERT INTO span_facts (trace_id) VALUES ('a'), ('b'), ('b'), ('c')")
+    stage.presort()
+    assert stage.settle() == 2
+    stage.add(_traced(["b"]))  # pass 2's events of b, from both its spans
+    assert stage.publish() == 3
+    assert store.con.execute("SELECT trace_id FROM events").fetchall() == [("a",), ("b",), ("c",)]
+    stage = staging.Stage.open(store, 1000)
+    stage.add(_traced(["e", "d"]))
+    store.con.execute("INSERT INTO span_facts (trace_id) VALUES ('d'), ('e')")
+    stage.presort()
+    assert stage.settle() == 2 and stage.publish() == 2
+    got = store.con.execute("SELECT trace_id FROM events").fetchall()
+    assert got == [("a",), ("b",), ("c",), ("d",), ("e",)]
+    stage = staging.Stage.open(store, 1000)  # f dropped, and nothing staged after
+    stage.add(_traced(["g", "f"]))
+    store.con.execute("INSERT INTO span_facts (trace_id) VALUES ('f'), ('f'), ('g')")
+    stage.presort()
+    assert stage.settle() == 1 and stage.publish() == 1
+    assert store.con.execute("SELECT trace_id FROM events").fetchall()[5:] == [("g",)]
