@@ -1,4 +1,5 @@
-"""How many threads the columnar audit uses, and an ordered map over them.
+"""How many threads the columnar audit uses, an ordered map over them, and one task started
+on a thread of its own (``background``).
 
 NumPy and Arrow release the GIL in their kernels, so grounding a table's
 atoms and evaluating its contracts on a few threads keeps more than one core
@@ -11,8 +12,8 @@ from __future__ import annotations
 import contextvars
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 MAX_THREADS = 4
 """Most threads ``auto`` picks: past this, the audit of one table gains little (its
@@ -58,3 +59,15 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[
 
     with ThreadPoolExecutor(min(threads, len(todo)), thread_name_prefix="sponsio-audit") as pool:
         return list(pool.map(task, todo))
+
+
+def background(name: str, fn: Callable[..., R], *args: Any) -> Future[R]:
+    """``fn(*args)`` started on a thread of its own (named ``sponsio-audit-<name>``), in a
+    copy of the caller's context variables; its result or exception comes from the future.
+    For work that releases the GIL (hashing, an Arrow sort) beside the caller's own."""
+    context = contextvars.copy_context()
+    pool = ThreadPoolExecutor(1, thread_name_prefix=f"sponsio-audit-{name}")
+    try:
+        return pool.submit(context.run, fn, *args)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with the task

@@ -27,10 +27,10 @@ not a regular file). A file whose sha256 is already in ``files`` is not read aga
 it is listed in ``files`` with format ``duplicate`` and in ``skipped`` (record 0)
 naming the earlier file. A file is hashed before it is read, except a large one, in
 one process, whose size no stored or earlier file has (so no duplicate): it is
-hashed on a thread while it is read (``_hashed``). Only regular files are opened: a
-FIFO, device or socket (also behind a symlink) would block or never end, so it is listed and skipped
-unopened. Reads are bounded by ``Limits`` (``limits.py``); a bound hit is listed
-with its name.
+hashed on a thread while it is read (``_hashed``). Only regular files are opened:
+a FIFO, device or socket (also behind a symlink) would block or never end, so it
+is listed and skipped unopened. Reads are bounded by ``Limits`` (``limits.py``);
+a bound hit is listed with its name.
 """
 
 from __future__ import annotations

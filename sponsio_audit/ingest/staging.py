@@ -23,7 +23,7 @@ pass 2 reads it from other cursors, which do not see temporary tables.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import duckdb
@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.ingest.chunks import Traced
 from sponsio_audit.ingest.store import Store
+from sponsio_audit.threads import background
 
 EVENTS, DECISIONS, TRACES, LOCAL = "_stage_events", "_stage_decisions", "_stage_traces", "_local"
 """Temporary tables of one run (names from this module only, never from input)."""
@@ -125,12 +126,8 @@ class Stage:
         changed since."""
         if self.spilled or not self.memo:
             return
-        pool = ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-sort")
-        try:
-            table = pa.Table.from_batches(self.memo)
-            self.presorted = (self.memo_version, pool.submit(table.sort_by, _EVENT_ORDER))
-        finally:
-            pool.shutdown(wait=False)
+        table = pa.Table.from_batches(self.memo)
+        self.presorted = (self.memo_version, background("sort", table.sort_by, _EVENT_ORDER))
 
     def _sorted_memo(self) -> pa.Table:
         """``memo`` as one table sorted by ``_EVENT_ORDER`` (``presort``'s, when still valid)."""
