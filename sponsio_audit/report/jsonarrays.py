@@ -39,8 +39,12 @@ BYTES = pa.large_binary()
 """Pieces of text are large binaries (UTF-8): a report may pass 2 GB."""
 SMALL_BYTES = 1 << 31
 """Text up to this size is written with 32-bit offsets (Arrow's ``binary``)."""
-PIECE_BYTES = 8 << 20
-"""About how much of the array's text one ``take`` writes (``Texts.written``)."""
+PIECE_BYTES = 256 << 10
+"""About how much of the array's text one ``take`` writes (``Texts.written``). Small, so
+that each piece reuses the memory the one before freed: pyarrow's jemalloc purges freed
+pages as they age (its decay), and pieces of 8 MB were faulted in afresh each time (the
+82 MB report of ``bench/scan.py``: 34-36k page faults and 0.37-0.41 s at 8 MB,
+10-12k and 0.16-0.26 s at 256 KB)."""
 _ESCAPED = r"[\x00-\x1f\"\\]"
 """What JSON escapes in a string (orjson and the stdlib alike); other strings are only quoted."""
 _ILLEGAL = "[\ufffe\uffff]"

@@ -126,7 +126,7 @@ def test_columns_write_the_bytes_of_the_rows(
     rows: list[dict[str, Any]], matched: Any, piece: int
 ) -> None:
     """Also when the array's text is written in pieces of ``piece`` bytes (a real report
-    in pieces of 8 MB, so that only one is held at a time)."""
+    in pieces of ``PIECE_BYTES``, so that only one is held at a time)."""
     data = _data(rows, matched)
     slow = legal(jsonenc.dumps(jsonfmt.document(data))) + "\n"
     default = jsonarrays.PIECE_BYTES
