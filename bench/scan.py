@@ -10,12 +10,15 @@ and prints, in one run, every figure issue 14 asks for:
    the matched arguments (``baseline.with_matches``, for the fingerprints),
    the summary line and exit code (``cli.summary``, ``cli.scan.failing``,
    idle contracts) and writing the JSON report (``cli.outputs.write``). Wall
-   and CPU (``time.process_time``: this process only) per stage, best of
-   ``--repeat`` by CPU.
+   and CPU (``time.process_time``: this process only) and minor page faults
+   per stage, best of ``--repeat`` by CPU. (Where fresh memory is slow, on a
+   VM, the faults explain much of the time and vary less than it.)
 2. **The real command** in a subprocess (``python -m sponsio_audit scan``,
    the same contracts as a sponsio.yaml): wall, CPU (user + system of the
-   process and of the workers it waited for), peak RSS; its verdict counts
-   must equal the in-process run's.
+   process and of the workers it waited for), page faults, peak RSS; its
+   verdict counts must equal the in-process run's. Then the same command on
+   the file's first 3 spans, best of 3: the fixed cost of any scan (start-up,
+   imports, configuration, store, report), and the rate beyond it.
 3. **Sponsio 0.2.0a21** on the same tool events (the store's ``tool_call``,
    ``llm_request`` and ``llm_response`` events of ``--sample`` traces as
    Sponsio ``Event``s, tokens in ``args["tokens"]`` where its
@@ -115,46 +118,50 @@ def contracts_yaml(path: Path) -> Path:
     return path
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    t, c = time.perf_counter(), time.process_time()
+Stage = tuple[float, float, int]
+"""A stage's wall and CPU seconds and minor page faults (``ru_minflt``: memory touched for
+the first time, or again after the allocator gave it back; steadier than time on a VM)."""
+
+
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, Stage]:
+    t, c, f = time.perf_counter(), time.process_time(), _faults()
     out = fn()
-    return out, time.perf_counter() - t, time.process_time() - c
+    return out, (time.perf_counter() - t, time.process_time() - c, _faults() - f)
 
 
 def run_scan(
     path: Path, cs: list[Contract], report: Path, jobs: int
-) -> tuple[dict[str, tuple[float, float]], Any, Any]:
-    """One scan as ``cli.scan._run`` runs it, stage by stage: {stage: (wall, cpu)}, the
-    store and ingest's summary, and the report data."""
-    stages: dict[str, tuple[float, float]] = {}
+) -> tuple[dict[str, Stage], Any, Any]:
+    """One scan as ``cli.scan._run`` runs it, stage by stage: {stage: (wall, cpu, faults)},
+    the store and ingest's summary, and the report data."""
+    stages: dict[str, Stage] = {}
     own_process()  # the command's Arrow memory pool, and no pandas look (cli.common.own_pyarrow)
     skip_pandas()
     store = Store.open(None)
-    s, w, c = _timed(lambda: ingest([str(path)], store, jobs=jobs))
-    stages["ingest"] = (w, c)
-    _, w, c = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
-    stages["audit"] = (w, c)
-    data, w, c = _timed(lambda: report_data.load(store, timelines=False))
-    stages["report tables"] = (w, c)
-    data, w, c = _timed(lambda: baseline.with_matches(store, data))
-    stages["matched arguments"] = (w, c)
+    s, stages["ingest"] = _timed(lambda: ingest([str(path)], store, jobs=jobs))
+    _, stages["audit"] = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
+    data, stages["report tables"] = _timed(lambda: report_data.load(store, timelines=False))
+    data, stages["matched arguments"] = _timed(lambda: baseline.with_matches(store, data))
 
     def summary_and_exit() -> None:
         cli_summary.idle_contracts(store, cs)
         cli_summary.line(data)
         failing(data, "high")
 
-    _, w, c = _timed(summary_and_exit)
-    stages["summary, exit code"] = (w, c)
+    _, stages["summary, exit code"] = _timed(summary_and_exit)
     target = outputs.Target(report, "json")
-    _, w, c = _timed(lambda: outputs.write(data, target, quiet=True))
-    stages["writing (json)"] = (w, c)
+    _, stages["writing (json)"] = _timed(lambda: outputs.write(data, target, quiet=True))
     return stages, (store, s), data
 
 
 def run_command(path: Path, config: Path, report: Path, jobs: int) -> dict[str, Any]:
     """The real ``scan`` in a subprocess: wall, CPU (user + system, with the workers it
-    waited for), peak RSS (MB), exit code and the report's summary."""
+    waited for), minor page faults (the same processes), peak RSS (MB), exit code and the
+    report's summary."""
     cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(path), "-c", str(config)]
     cmd += ["-f", "json", "-o", str(report), "--jobs", str(jobs), "-q"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -169,6 +176,7 @@ def run_command(path: Path, config: Path, report: Path, jobs: int) -> dict[str, 
     return {
         "wall": wall,
         "cpu": cpu,
+        "faults": after.ru_minflt - before.ru_minflt,
         "rss": after.ru_maxrss / 1024,
         "code": done.returncode,
         "summary": doc["summary"],
@@ -296,12 +304,12 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = generate(Path(d), a.spans, "jsonl")
         mb = path.stat().st_size / 1e6
-        best: dict[str, tuple[float, float]] | None = None
+        best: dict[str, Stage] | None = None
         keep: Any = None
         for _ in range(a.repeat):
             stages, (store, s), data = run_scan(path, cs, Path(d) / "report.json", a.jobs)
-            if best is None or sum(c for _, c in stages.values()) < sum(
-                c for _, c in best.values()
+            if best is None or sum(c for _, c, _ in stages.values()) < sum(
+                c for _, c, _ in best.values()
             ):
                 if keep is not None:
                     keep[0].close()
@@ -311,10 +319,16 @@ def main(argv: list[str] | None = None) -> None:
         size = (Path(d) / "report.json").stat().st_size
         config = contracts_yaml(Path(d) / "sponsio.yaml")
         command = run_command(path, config, Path(d) / "command.json", a.jobs)
+        few = Path(d) / "few.jsonl"  # the same command on 3 spans: its fixed cost
+        with path.open("rb") as f:
+            few.write_bytes(b"".join(f.readline() for _ in range(3)))
+        start = min((run_command(few, config, Path(d) / "few.json", a.jobs) for _ in range(3)),
+                    key=lambda r: r["wall"])  # fmt: skip
     assert best is not None
     store, s, data = keep
-    wall = sum(w for w, _ in best.values())
-    cpu = sum(c for _, c in best.values())
+    wall = sum(w for w, _, _ in best.values())
+    cpu = sum(c for _, c, _ in best.values())
+    faults = sum(f for _, _, f in best.values())
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"scan of {s.spans:,} spans ({mb:,.0f} MB OTLP/JSON lines) -> {s.events:,} events,"
@@ -322,9 +336,12 @@ def main(argv: list[str] | None = None) -> None:
         f" --jobs {a.jobs}"
     )
     print(f"in this process, per stage (best of {a.repeat} by CPU):")
-    for name, (w, c) in best.items():
-        print(f"  {name:20} {w:7.2f} s wall  {c:7.2f} s CPU  {c / s.spans * 1e6:7.1f} µs/span CPU")
-    print(f"  {'total':20} {wall:7.2f} s wall  {cpu:7.2f} s CPU")
+    for name, (w, c, n) in best.items():
+        print(
+            f"  {name:20} {w:7.2f} s wall  {c:7.2f} s CPU  {c / s.spans * 1e6:7.1f} µs/span CPU"
+            f"  {n:9,} page faults"
+        )
+    print(f"  {'total':20} {wall:7.2f} s wall  {cpu:7.2f} s CPU  {'':17}  {faults:9,} page faults")
     print(
         f"  end to end: {s.spans / cpu:,.0f} spans/s CPU ({s.spans / wall:,.0f} wall);"
         f" {s.events / cpu:,.0f} events/s CPU"
@@ -337,9 +354,15 @@ def main(argv: list[str] | None = None) -> None:
         f"the command (python -m sponsio_audit scan ... -f json -o FILE --jobs {a.jobs}):"
         f" {command['wall']:.2f} s wall, {command['cpu']:.2f} s CPU"
         f" -> {s.spans / command['wall']:,.0f} spans/s wall,"
-        f" {s.spans / command['cpu']:,.0f} spans/s CPU; peak RSS {command['rss']:,.0f} MB;"
-        f" exit {command['code']}; verdicts {'equal to' if same else 'DIFFERENT from'}"
-        " the in-process run's"
+        f" {s.spans / command['cpu']:,.0f} spans/s CPU; {command['faults']:,} page faults;"
+        f" peak RSS {command['rss']:,.0f} MB; exit {command['code']};"
+        f" verdicts {'equal to' if same else 'DIFFERENT from'} the in-process run's"
+    )
+    beyond = s.spans / max(command["wall"] - start["wall"], 1e-9)
+    print(
+        f"  the same command on 3 spans (its fixed cost: start-up, imports, configuration,"
+        f" store, report; best of 3): {start['wall']:.2f} s wall, {start['cpu']:.2f} s CPU,"
+        f" {start['faults']:,} page faults; {beyond:,.0f} spans/s wall beyond it"
     )
     sp = sponsio_rate(store, a.sample)
     ids = sorted({t for t, _ in sp["per trace violated"]} | set(_sample_ids(store, a.sample)))
