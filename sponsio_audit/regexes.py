@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import re2
-import regex as backtracking
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a bad contract regex is reported by the caller, not on stderr
@@ -111,7 +110,7 @@ class Backtracking:
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        self._rx = backtracking.compile(pattern)
+        self._rx = _backtracking().compile(pattern)
 
     def search(self, text: str) -> Any:
         searches = _SEARCHES.get()
@@ -122,6 +121,14 @@ class Backtracking:
             if searches is not None:
                 searches.timed_out()
             raise
+
+
+def _backtracking() -> Any:
+    """The ``regex`` package, imported on first use: only lookaround and backreferences
+    need it, and its import costs 25 ms of every command's start-up."""
+    import regex
+
+    return regex
 
 
 def matches(rx: Any, text: str | None) -> bool | None:
@@ -153,7 +160,7 @@ def compile_regex(regex: str) -> Any:
         if lookaround:
             try:
                 return Backtracking(regex)
-            except backtracking.error as err:
+            except _backtracking().error as err:
                 reason = f"{reason}; the backtracking engine: {err}"
         raise RegexError(regex, reason, lookaround) from None
 

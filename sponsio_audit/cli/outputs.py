@@ -121,6 +121,16 @@ def _write_chunks(out: Any, data: Any) -> None:
     out.flush()
 
 
+def _render_table(data: Any, top: int, **console: Any) -> None:
+    """The ``table`` report on a rich ``Console(**console)`` (rich and the terminal renderer
+    are imported only for this format: 15-20 ms of start-up the others need not pay)."""
+    from rich.console import Console
+
+    from sponsio_audit.report import terminal
+
+    terminal.render(data, Console(highlight=False, **console), top)
+
+
 def write(
     data: Any,
     t: Target,
@@ -132,10 +142,7 @@ def write(
 ) -> None:
     """Render ``data`` in ``t.fmt`` to ``t.path`` (or stdout); ``limit``: top violations shown
     by ``table`` (0: all)."""
-    from rich.console import Console
-
     from sponsio_audit.cli.listing import cell
-    from sponsio_audit.report import terminal
 
     top = limit if limit > 0 else max(1, len(data.blamed_column("blamed")))
 
@@ -146,7 +153,7 @@ def write(
         elif t.fmt == "table":
             if header:
                 sys.stdout.write(cell(header) + "\n")
-            terminal.render(data, Console(highlight=False), top)
+            _render_table(data, top)
         elif t.fmt == "json" and _binary(sys.stdout) is not None:
             sys.stdout.flush()
             _write_chunks(_binary(sys.stdout), data)
@@ -161,9 +168,8 @@ def write(
         return
     with writing(t.path), t.path.open("w", encoding="utf-8") as f:
         if t.fmt == "table":
-            console = Console(file=f, width=FILE_WIDTH, no_color=True, highlight=False)
             if header:
                 f.write(cell(header) + "\n")
-            terminal.render(data, console, top)
+            _render_table(data, top, file=f, width=FILE_WIDTH, no_color=True)
         else:
             f.write(_text(data, t.fmt, fail_on, limit))

@@ -6,6 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sponsio_audit.report import baseline
 from tests.report.conftest import CONFIG, TRACES, demo, planted, run, write_traces
 
@@ -142,3 +146,34 @@ def test_with_matches_is_the_match_of_each_blamed_event() -> None:
     assert again.violation_table.column("matched").to_pylist() == _matched_by_row(store, again)
     assert again.blamed[0]["matched"] is None
     assert next(v for v in again.blamed if v["trace_id"] == other["trace_id"])["matched"] is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "é"]),
+            st.integers(0, 2),
+            st.none() | st.sampled_from(["G(p)", "G(q)", ""]),
+        ),
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_distinct_guarantees_are_those_python_finds(rows: list[tuple], dictionary: bool) -> None:
+    """The (contract, guarantee, text) triples ``with_matches`` renders once each: every
+    distinct row once, in first-seen order, a null text one group of its own; also when the
+    text columns are dictionaries split in chunks (as the engine hands them over)."""
+    names = ["contract_id", "guarantee", "guarantee_text"]
+    half = len(rows) // 2
+    parts = []
+    for part in (rows[:half], rows[half:]):
+        cols = [list(c) for c in zip(*part, strict=True)] if part else [[], [], []]
+        arrays = [pa.array(cols[0], pa.string()), pa.array(cols[1], pa.int32())]
+        arrays.append(pa.array(cols[2], pa.string()))
+        if dictionary:
+            arrays[0], arrays[2] = arrays[0].dictionary_encode(), arrays[2].dictionary_encode()
+        parts.append(pa.table(arrays, names=names))
+    table = pa.concat_tables(parts)
+    got = [tuple(r.values()) for r in baseline._distinct(table).to_pylist()]
+    assert got == list(dict.fromkeys(rows))
