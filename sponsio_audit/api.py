@@ -43,7 +43,7 @@ from sponsio_audit.provenance import (
     save_provenance,
     sources_table,
 )
-from sponsio_audit.verdicts import build_tables, in_order
+from sponsio_audit.verdicts import build_tables, in_order, report_order
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 __all__ = [
@@ -238,6 +238,7 @@ def audit(
         )
         verdicts = in_order(pa.concat_tables([verdicts, ev]))
         violations = in_order(pa.concat_tables([violations, vi]))
+    violations = report_order(violations)  # stored as reports list them: load copies none
     replace_tables(
         store,
         verdicts=verdicts,

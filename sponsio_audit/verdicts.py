@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.patterns import describe
 from sponsio_audit.reasons import explain
-from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, VIOLATED
+from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, SEVERITIES, VIOLATED
 
 TEXT = pa.dictionary(pa.int32(), pa.string())
 """A string column stored as indices into its distinct values."""
@@ -170,6 +170,34 @@ def in_order(table: pa.Table) -> pa.Table:
         return table
     g = table.column("guarantee").to_numpy()
     order = np.lexsort((g, ranks(table.column("contract_id")), ranks(table.column("trace_id"))))
+    if np.array_equal(order, np.arange(len(order))):
+        return table
+    return table.take(pa.array(order))
+
+
+def report_order(table: pa.Table) -> pa.Table:
+    """Violation rows in the order reports list them: (severity rank, unknown severities
+    last; contract; trace; guarantee; step, no step first), stable. ``api.audit`` stores
+    them so, and ``report.data.load`` finds them so (no copy) unless another writer did not.
+    """
+    if table.num_rows < 2:
+        return table
+    sev = table.column("severity")
+    if pa.types.is_dictionary(sev.type):
+        sev = sev.cast(sev.type.value_type)
+    rank_of = pa.array(range(len(SEVERITIES)), pa.int64())
+    at = pc.index_in(sev, value_set=pa.array(SEVERITIES, pa.string()))
+    sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
+    seq = pc.fill_null(table.column("seq"), -1).to_numpy()
+    order = np.lexsort(
+        (
+            seq,
+            table.column("guarantee").to_numpy(),
+            ranks(table.column("trace_id")),
+            ranks(table.column("contract_id")),
+            sev_rank,
+        )
+    )
     if np.array_equal(order, np.arange(len(order))):
         return table
     return table.take(pa.array(order))

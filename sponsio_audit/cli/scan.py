@@ -304,6 +304,7 @@ def _run(
 
     stores.prepare_for_scan(o.db, o.append)
     store = None
+    audited = None  # the audit's violations (Spark's are read from the store)
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
             if o.engine == Engine.spark.value:
@@ -327,9 +328,12 @@ def _run(
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts
+                audited = result.violations
             stage("rendering")
             fmts = {t.fmt for t in ts}
-            data = load(store, timelines="html" in fmts, verdict_rows="junit" in fmts)
+            data = load(
+                store, timelines="html" in fmts, verdict_rows="junit" in fmts, violations=audited
+            )
             data = baselines.with_matches(store, data)
             ids, present, agents = summary.idle_contracts(store, audited_contracts)
             idle = summary.idle_message(ids, present, agents) if ids else None

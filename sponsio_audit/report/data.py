@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from sponsio_audit.api import summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
-from sponsio_audit.verdicts import ranks
+from sponsio_audit.verdicts import report_order
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -166,29 +166,6 @@ def _has(store: Store, table: str) -> bool:
     return bool(row and row[0][0])
 
 
-def _sort_violations(table: pa.Table) -> pa.Table:
-    """Rows by (severity rank, contract, trace, guarantee, step; no step first), stable."""
-    if table.num_rows < 2:
-        return table
-    sev = table.column("severity")
-    if pa.types.is_dictionary(sev.type):
-        sev = sev.cast(sev.type.value_type)
-    rank_of = pa.array(list(SEVERITY_RANK.values()), pa.int64())
-    at = pc.index_in(sev, value_set=pa.array(list(SEVERITY_RANK), pa.string()))
-    sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
-    seq = pc.fill_null(table.column("seq"), -1).to_numpy()
-    order = np.lexsort(
-        (
-            seq,
-            table.column("guarantee").to_numpy(),
-            ranks(table.column("trace_id")),
-            ranks(table.column("contract_id")),
-            sev_rank,
-        )
-    )
-    return table.take(pa.array(order))
-
-
 def _blamed_count(viol: pa.Table) -> int:
     return int(pc.sum(pc.cast(viol.column("blamed"), pa.int64())).as_py() or 0)
 
@@ -269,11 +246,20 @@ def decision_cells(row: dict[str, Any]) -> list[int]:
     return [*(int(res.get(k, 0)) for k in DECISION_RESULTS), other, int(row["total"])]
 
 
-def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) -> ReportData:
+def load(
+    store: Store,
+    *,
+    timelines: bool = True,
+    verdict_rows: bool = False,
+    violations: pa.Table | None = None,
+) -> ReportData:
     """Read a finished audit back from ``store`` (after ``api.audit``).
 
     ``timelines``: load the events of violated traces (HTML); ``verdict_rows``:
-    load the whole verdicts table (JUnit).
+    load the whole verdicts table (JUnit). ``violations``: the audit's own table
+    (``AuditResult.violations``), the rows the store's ``violations`` table was made of;
+    it is used as the store would give it back (its types), not read back (a copy of 43 MB
+    for ``bench/scan.py``'s 160k rows).
     """
     for name in ("verdicts", "violations", "contracts"):
         if not _has(store, name):
@@ -289,7 +275,11 @@ def load(store: Store, *, timelines: bool = True, verdict_rows: bool = False) ->
     by_contract: dict[str, dict[str, int]] = {}
     for g in grouped:
         by_contract.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
-    viol = _sort_violations(_with_paths(arrow(store, "SELECT * FROM violations"), files))
+    if violations is None:
+        stored = arrow(store, "SELECT * FROM violations")
+    else:  # the stored table's own types (plain strings where the engine has dictionaries)
+        stored = violations.cast(arrow(store, "SELECT * FROM violations LIMIT 0").schema)
+    viol = report_order(_with_paths(stored, files))
     total = summary(store)
     totals = {
         "files": total.files,

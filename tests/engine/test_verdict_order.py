@@ -4,7 +4,7 @@ runs on integer ranks (dictionary columns cannot be sorted by Arrow).
 ``verdicts.in_order`` against Arrow's stable ``sort_by`` on the same columns as
 plain strings, for random tables whose id columns are dictionary arrays split
 in chunks with different dictionaries (a value may repeat within one), plain
-strings, or mixed; and the report order of violations (``report.data``)
+strings, or mixed; and the report order of violations (``verdicts.report_order``)
 against the Python sort it replaced: (severity rank, contract, trace,
 guarantee, step with no step first), stable.
 """
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.report import data as report_data
-from sponsio_audit.verdicts import TEXT, VIOLATION_SCHEMA, in_order, ranks
+from sponsio_audit.verdicts import TEXT, VIOLATION_SCHEMA, in_order, ranks, report_order
 
 IDS = st.sampled_from(["a", "b", "B", "é", "a\x00", "aa", "\U0001f600", "", "z"])
 
@@ -118,7 +118,7 @@ def test_violations_keep_the_report_order(rows: list[tuple[Any, ...]]) -> None:
         for i, (sev, c, t, g, seq) in enumerate(rows)
     ]
     table = pa.Table.from_pylist(dicts, schema=VIOLATION_SCHEMA)
-    got = report_data._sort_violations(table).column("span_id").to_pylist()
+    got = report_order(table).column("span_id").to_pylist()
     rank = report_data.SEVERITY_RANK
     want = sorted(
         dicts,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sponsio_audit.report import data as report_data
 from sponsio_audit.report import jsonarrays, jsonenc, jsonfmt
 from sponsio_audit.report.xmlchars import legal
-from sponsio_audit.verdicts import VIOLATION_SCHEMA
+from sponsio_audit.verdicts import VIOLATION_SCHEMA, report_order
 
 TEXT = st.text(
     st.one_of(
@@ -101,7 +101,7 @@ def groups(draw: Any) -> list[dict[str, Any]]:
 def _data(rows: list[dict[str, Any]], matched: list[str | None] | None) -> report_data.ReportData:
     table = pa.Table.from_pylist(rows, schema=VIOLATION_SCHEMA)
     files = [{"file_id": 0, "path": "a/b.jsonl"}, {"file_id": 1, "path": 'c"\u00e9\ufffe'}]
-    table = report_data._sort_violations(report_data._with_paths(table, files))
+    table = report_order(report_data._with_paths(table, files))
     if matched is not None:
         table = table.append_column("matched", pa.array(matched[: table.num_rows], pa.string()))
     contracts = [_contract(c) for c in CONTRACTS]
