@@ -6,7 +6,8 @@ tables, and ``load(store)`` reads ``files``, ``skipped``, ``contracts``,
 ``verdicts``, ``violations``, the guard's recorded ``decisions`` and the
 events of violated traces back; the totals are ``api.summary``'s. The same
 ``load`` is used right after a scan and by ``report --db`` on a stored
-audit, so both render identical output.
+audit, so both render identical output (right after a scan, the ``violations``
+rows are the audit's own table, the rows it stored, typed as the store gives them).
 
 Ordering is deterministic: violations by (severity rank, contract, trace,
 guarantee, step); contracts by id; files by file id; guard decisions by
