@@ -143,8 +143,10 @@ def run_scan(
     skip_pandas()
     store = Store.open(None)
     s, stages["ingest"] = _timed(lambda: ingest([str(path)], store, jobs=jobs))
-    _, stages["audit"] = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
-    data, stages["report tables"] = _timed(lambda: report_data.load(store, timelines=False))
+    result, stages["audit"] = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
+    data, stages["report tables"] = _timed(
+        lambda: report_data.load(store, timelines=False, violations=result.violations)
+    )
     data, stages["matched arguments"] = _timed(lambda: baseline.with_matches(store, data))
 
     def summary_and_exit() -> None:
