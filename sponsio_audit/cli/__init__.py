@@ -98,7 +98,7 @@ def main() -> None:
     When the command is done the process ends, so its objects are frozen out of the
     garbage collector (``gc.freeze``): the collections of the interpreter's shutdown then
     skip them, while files, stores and ``atexit`` handlers are closed and run as before
-    (a 3-span scan: 0.785 -> 0.675 s median, 10 pairs).
+    (a scan of 3,000 spans: 0.785 -> 0.675 s median, 10 pairs).
     """
     try:
         app(prog_name="sponsio-audit")

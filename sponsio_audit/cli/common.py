@@ -276,8 +276,8 @@ def own_pyarrow(spark: bool = False) -> None:
     In the command's own process also one OpenBLAS thread (``OPENBLAS_NUM_THREADS``, unless
     set), read when numpy loads here and in the ingest workers, which inherit it: nothing
     here multiplies matrices, and NumPy's OpenBLAS otherwise starts a thread per core
-    that spins for a while after start-up (0.12 s of the CPU of a 3-span scan on 2 cores,
-    in every worker too)."""
+    that spins for a while after start-up (0.12 s of the CPU of a scan of 3,000 spans on
+    2 cores, in every worker too)."""
     own = _own_process()
     if own:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
