@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sponsio_audit.ingest import Store, chunks, files, ingest, pipeline
 from sponsio_audit.ingest.line_ranges import LineIndex
@@ -80,3 +82,27 @@ def test_files_hashed_while_read_give_the_tables_and_duplicates_of_files_hashed_
         == hashlib.sha256((data / "otel" / "genai.jsonl").read_bytes()).hexdigest()
     )
     assert got[True] == got[False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab\n", max_size=300).map(str.encode),
+    st.lists(st.integers(1, 40), max_size=12),
+    st.integers(1, 50),
+)
+def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
+    data: bytes, sizes: list[int], every: int
+) -> None:
+    """However the file's bytes come in blocks, each range starts just past a newline at
+    least ``every`` bytes after the previous start, the first such newline, with the lines
+    before it counted; the index holds the file's size and newline count."""
+    index, at = LineIndex(every), 0
+    for size in [*sizes, len(data)]:  # the rest in one last block
+        index.add(data[at : at + size])
+        at = min(len(data), at + size)
+    want, start = [(0, 0)], 0
+    while (j := data.find(b"\n", start + every - 1)) >= 0:
+        start = j + 1
+        want.append((start, data[:start].count(b"\n")))
+    assert index.cuts == want
+    assert (index.size, index.lines) == (len(data), data.count(b"\n"))
