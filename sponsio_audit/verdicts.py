@@ -170,6 +170,11 @@ def in_order(table: pa.Table) -> pa.Table:
         return table
     g = table.column("guarantee").to_numpy()
     order = np.lexsort((g, ranks(table.column("contract_id")), ranks(table.column("trace_id"))))
+    return _taken(table, order)
+
+
+def _taken(table: pa.Table, order: np.ndarray) -> pa.Table:
+    """``table``'s rows in ``order``; ``table`` itself, not a copy, when that is its order."""
     if np.array_equal(order, np.arange(len(order))):
         return table
     return table.take(pa.array(order))
@@ -198,9 +203,7 @@ def report_order(table: pa.Table) -> pa.Table:
             sev_rank,
         )
     )
-    if np.array_equal(order, np.arange(len(order))):
-        return table
-    return table.take(pa.array(order))
+    return _taken(table, order)
 
 
 def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
