@@ -473,6 +473,10 @@ def main() -> None:
     if a.child:
         run_one(a.child, int(a.jobs), a.stages)
         return
+    # One OpenBLAS thread in every child (the runs, their workers, the ceiling's), as the
+    # command sets for itself and its workers (cli.common.own_pyarrow): else NumPy's OpenBLAS
+    # starts a thread per core that spins after start-up (1.6% of a jobs=1 run's CPU here).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     jobs_list = [int(j) for j in a.jobs.split(",")]
     if a.quick:
         a.sizes = "20000"

@@ -150,7 +150,9 @@ def run_scan(
     s, stages["ingest"] = _timed(lambda: ingest([str(path)], store, jobs=jobs))
     result, stages["audit"] = _timed(lambda: api.audit(store, cs, command=["bench/scan.py"]))
     data, stages["report tables"] = _timed(
-        lambda: report_data.load(store, timelines=False, violations=result.violations)
+        lambda: report_data.load(
+            store, timelines=False, violations=result.violations, totals=result.summary
+        )
     )
     data, stages["matched arguments"] = _timed(lambda: baseline.with_matches(store, data))
 
@@ -306,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeat", type=int, default=2, help="in-process scans (best CPU shown)")
     p.add_argument("--jobs", type=int, default=1, help="ingest workers (scan's --jobs)")
     a = p.parse_args(argv)
+    # As the command sets for itself and its workers (cli.common.own_pyarrow): the in-process
+    # run's ingest workers inherit it (this process loaded NumPy before; its threads are idle).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(compiled(), flush=True)
     cs = contracts()
     with tempfile.TemporaryDirectory() as d:

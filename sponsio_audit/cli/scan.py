@@ -304,7 +304,7 @@ def _run(
 
     stores.prepare_for_scan(o.db, o.append)
     store = None
-    audited = None  # the audit's violations (Spark's are read from the store)
+    audited = None  # the audit's result (Spark's tables are read from the store)
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
             if o.engine == Engine.spark.value:
@@ -328,11 +328,15 @@ def _run(
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts
-                audited = result.violations
+                audited = result
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(
-                store, timelines="html" in fmts, verdict_rows="junit" in fmts, violations=audited
+                store,
+                timelines="html" in fmts,
+                verdict_rows="junit" in fmts,
+                violations=None if audited is None else audited.violations,
+                totals=None if audited is None else audited.summary,
             )
             data = baselines.with_matches(store, data)
             ids, present, agents = summary.idle_contracts(store, audited_contracts)

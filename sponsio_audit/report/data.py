@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.api import summary
+from sponsio_audit.api import Summary, summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.verdicts import report_order
@@ -253,6 +253,7 @@ def load(
     timelines: bool = True,
     verdict_rows: bool = False,
     violations: pa.Table | None = None,
+    totals: Summary | None = None,
 ) -> ReportData:
     """Read a finished audit back from ``store`` (after ``api.audit``).
 
@@ -260,7 +261,8 @@ def load(
     load the whole verdicts table (JUnit). ``violations``: the audit's own table
     (``AuditResult.violations``), the rows the store's ``violations`` table was made of;
     it is used as the store would give it back (its types), not read back (a copy of 43 MB
-    for ``bench/scan.py``'s 160k rows).
+    for ``bench/scan.py``'s 160k rows). ``totals``: the audit's own ``summary(store)``
+    (``AuditResult.summary``), not asked of the store again (a dozen queries).
     """
     for name in ("verdicts", "violations", "contracts"):
         if not _has(store, name):
@@ -281,8 +283,8 @@ def load(
     else:  # the stored table's own types (plain strings where the engine has dictionaries)
         stored = violations.cast(arrow(store, "SELECT * FROM violations LIMIT 0").schema)
     viol = report_order(_with_paths(stored, files))
-    total = summary(store)
-    totals = {
+    total = summary(store) if totals is None else totals
+    counted = {
         "files": total.files,
         "records": total.records,
         "spans": total.spans,
@@ -298,7 +300,7 @@ def load(
         for tid in ids:
             events[tid] = trace_events(store, tid)
     return ReportData(
-        totals=totals,
+        totals=counted,
         files=files,
         skipped=skipped,
         contracts=contracts,
