@@ -43,7 +43,8 @@ from sponsio_audit.provenance import (
     save_provenance,
     sources_table,
 )
-from sponsio_audit.verdicts import build_tables, in_order, report_order
+from sponsio_audit.row_order import in_order, report_order
+from sponsio_audit.verdicts import build_tables
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 __all__ = [

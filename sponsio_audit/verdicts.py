@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.patterns import describe
 from sponsio_audit.reasons import explain
-from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, SEVERITIES, VIOLATED
+from sponsio_audit.row_order import in_order, text_codes
+from sponsio_audit.vocab import ASSUMPTION, GUARANTEE, VIOLATED
 
 TEXT = pa.dictionary(pa.int32(), pa.string())
 """A string column stored as indices into its distinct values."""
@@ -125,94 +126,13 @@ class _Events:
         return pc.take(col, rows)
 
 
-def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """(per-row code, values) of a text column (a dictionary array or strings); nulls get
-    the code ``len(values)``."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.unify_dictionaries().combine_chunks() if _is_text(column) else (
-            column.combine_chunks()
-        )  # fmt: skip
-    if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column)
-    values = column.dictionary
-    codes = column.indices.to_numpy(zero_copy_only=False)
-    if column.null_count:
-        codes = np.where(np.asarray(column.is_valid()), codes, len(values))
-    return np.asarray(codes, dtype=np.int64), values
-
-
-def _is_text(column: pa.ChunkedArray | pa.Array) -> bool:
-    return pa.types.is_dictionary(column.type)
-
-
-def ranks(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Each row's dense rank among the column's distinct strings (ascending as Arrow sorts
-    strings; nulls last)."""
-    codes, values = _codes(column)
-    if pa.types.is_dictionary(values.type):
-        values = values.cast(values.type.value_type)
-    order = pc.sort_indices(values).to_numpy()
-    ordered = values.take(pa.array(order))
-    new = np.ones(len(order), dtype=bool)
-    if len(order) > 1:
-        same = pc.equal(ordered.slice(1), ordered.slice(0, len(order) - 1))
-        new[1:] = ~np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), bool)
-    rank = np.empty(len(order) + 1, dtype=np.int64)
-    rank[order] = np.cumsum(new) - 1
-    rank[len(order)] = len(order)  # null
-    return rank[codes]
-
-
-def in_order(table: pa.Table) -> pa.Table:
-    """Rows of a raw, verdicts or violations table by (trace_id, contract_id, guarantee),
-    stable: integer ranks of the strings in a NumPy sort (Arrow sorts no dictionaries)."""
-    if table.num_rows < 2:
-        return table
-    g = table.column("guarantee").to_numpy()
-    order = np.lexsort((g, ranks(table.column("contract_id")), ranks(table.column("trace_id"))))
-    return _taken(table, order)
-
-
-def _taken(table: pa.Table, order: np.ndarray) -> pa.Table:
-    """``table``'s rows in ``order``; ``table`` itself, not a copy, when that is its order."""
-    if np.array_equal(order, np.arange(len(order))):
-        return table
-    return table.take(pa.array(order))
-
-
-def report_order(table: pa.Table) -> pa.Table:
-    """Violation rows in the order reports list them: (severity rank, unknown severities
-    last; contract; trace; guarantee; step, no step first), stable. ``api.audit`` stores
-    them so, and ``report.data.load`` finds them so (no copy) unless another writer did not.
-    """
-    if table.num_rows < 2:
-        return table
-    sev = table.column("severity")
-    if pa.types.is_dictionary(sev.type):
-        sev = sev.cast(sev.type.value_type)
-    rank_of = pa.array(range(len(SEVERITIES)), pa.int64())
-    at = pc.index_in(sev, value_set=pa.array(SEVERITIES, pa.string()))
-    sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
-    seq = pc.fill_null(table.column("seq"), -1).to_numpy()
-    order = np.lexsort(
-        (
-            seq,
-            table.column("guarantee").to_numpy(),
-            ranks(table.column("trace_id")),
-            ranks(table.column("contract_id")),
-            sev_rank,
-        )
-    )
-    return _taken(table, order)
-
-
 def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A text column as one ``TEXT`` dictionary array."""
     if isinstance(column, pa.ChunkedArray) and column.num_chunks == 1:
         column = column.chunk(0)
     if isinstance(column, pa.Array) and column.type.equals(TEXT):
         return column  # one TEXT array already
-    codes, values = _codes(column)
+    codes, values = text_codes(column)
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
     valid = codes < len(values)
@@ -222,7 +142,7 @@ def as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
 
 def _plain(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """A text column as plain strings (the violations table: few rows)."""
-    return column.cast(pa.string()) if _is_text(column) else column
+    return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
 
 
 def _texts(raw: pa.Table) -> pa.Table:

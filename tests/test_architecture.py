@@ -38,6 +38,7 @@ RANKS: dict[str, int] = {
     # 5 evaluating contracts over the store's events
     "engine": 5,
     "verdicts": 5,
+    "row_order": 5,
     "reasons": 5,
     "evaluation": 5,
     # 6 the one path from sources to stored verdicts; the guard beside it

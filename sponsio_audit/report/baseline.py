@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report.data import ReportData
-from sponsio_audit.verdicts import ranks
+from sponsio_audit.row_order import ranks
 
 SCHEMA = "sponsio-audit/baseline/2"
 OLD_SCHEMAS = ("sponsio-audit/baseline/1",)

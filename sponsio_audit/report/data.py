@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from sponsio_audit.api import Summary, summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
-from sponsio_audit.verdicts import report_order
+from sponsio_audit.row_order import report_order
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}

@@ -1,10 +1,10 @@
 """Verdict and violation rows keep the order of sorting their strings, now that the sort
 runs on integer ranks (dictionary columns cannot be sorted by Arrow).
 
-``verdicts.in_order`` against Arrow's stable ``sort_by`` on the same columns as
+``row_order.in_order`` against Arrow's stable ``sort_by`` on the same columns as
 plain strings, for random tables whose id columns are dictionary arrays split
 in chunks with different dictionaries (a value may repeat within one), plain
-strings, or mixed; and the report order of violations (``verdicts.report_order``)
+strings, or mixed; and the report order of violations (``row_order.report_order``)
 against the Python sort it replaced: (severity rank, contract, trace,
 guarantee, step with no step first), stable.
 """
@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.report import data as report_data
-from sponsio_audit.verdicts import TEXT, VIOLATION_SCHEMA, in_order, ranks, report_order
+from sponsio_audit.row_order import in_order, ranks, report_order
+from sponsio_audit.verdicts import TEXT, VIOLATION_SCHEMA
 
 IDS = st.sampled_from(["a", "b", "B", "é", "a\x00", "aa", "\U0001f600", "", "z"])
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from sponsio_audit.report import data as report_data
 from sponsio_audit.report import jsonarrays, jsonenc, jsonfmt
 from sponsio_audit.report.xmlchars import legal
-from sponsio_audit.verdicts import VIOLATION_SCHEMA, report_order
+from sponsio_audit.row_order import report_order
+from sponsio_audit.verdicts import VIOLATION_SCHEMA
 
 TEXT = st.text(
     st.one_of(

@@ -1,0 +1,98 @@
+"""Row orders of the verdict and violation tables, without sorting strings row by row.
+
+``ranks`` gives each row of a text column (dictionary or plain strings) its dense
+rank among the column's distinct values, so a stable NumPy ``lexsort`` of
+integer ranks orders the rows (Arrow sorts no dictionaries): ``in_order`` by
+(trace, contract, guarantee), as the engines and the store keep them, and
+``report_order`` as every report lists violations. Either returns the table
+itself, not a copy, when it is in that order already.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sponsio_audit.vocab import SEVERITIES
+
+
+def text_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(per-row code, values) of a text column (a dictionary array or strings); nulls get
+    the code ``len(values)``."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.unify_dictionaries().combine_chunks() if _is_text(column) else (
+            column.combine_chunks()
+        )  # fmt: skip
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    values = column.dictionary
+    codes = column.indices.to_numpy(zero_copy_only=False)
+    if column.null_count:
+        codes = np.where(np.asarray(column.is_valid()), codes, len(values))
+    return np.asarray(codes, dtype=np.int64), values
+
+
+def _is_text(column: pa.ChunkedArray | pa.Array) -> bool:
+    return pa.types.is_dictionary(column.type)
+
+
+def ranks(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Each row's dense rank among the column's distinct strings (ascending as Arrow sorts
+    strings; nulls last)."""
+    codes, values = text_codes(column)
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    order = pc.sort_indices(values).to_numpy()
+    ordered = values.take(pa.array(order))
+    new = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        same = pc.equal(ordered.slice(1), ordered.slice(0, len(order) - 1))
+        new[1:] = ~np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), bool)
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    rank[len(order)] = len(order)  # null
+    return rank[codes]
+
+
+def in_order(table: pa.Table) -> pa.Table:
+    """Rows of a raw, verdicts or violations table by (trace_id, contract_id, guarantee),
+    stable: integer ranks of the strings in a NumPy sort (Arrow sorts no dictionaries)."""
+    if table.num_rows < 2:
+        return table
+    g = table.column("guarantee").to_numpy()
+    order = np.lexsort((g, ranks(table.column("contract_id")), ranks(table.column("trace_id"))))
+    return _taken(table, order)
+
+
+def _taken(table: pa.Table, order: np.ndarray) -> pa.Table:
+    """``table``'s rows in ``order``; ``table`` itself, not a copy, when that is its order."""
+    if np.array_equal(order, np.arange(len(order))):
+        return table
+    return table.take(pa.array(order))
+
+
+def report_order(table: pa.Table) -> pa.Table:
+    """Violation rows in the order reports list them: (severity rank, unknown severities
+    last; contract; trace; guarantee; step, no step first), stable. ``api.audit`` stores
+    them so, and ``report.data.load`` finds them so (no copy) unless another writer did not.
+    """
+    if table.num_rows < 2:
+        return table
+    sev = table.column("severity")
+    if pa.types.is_dictionary(sev.type):
+        sev = sev.cast(sev.type.value_type)
+    rank_of = pa.array(range(len(SEVERITIES)), pa.int64())
+    at = pc.index_in(sev, value_set=pa.array(SEVERITIES, pa.string()))
+    sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
+    seq = pc.fill_null(table.column("seq"), -1).to_numpy()
+    order = np.lexsort(
+        (
+            seq,
+            table.column("guarantee").to_numpy(),
+            ranks(table.column("trace_id")),
+            ranks(table.column("contract_id")),
+            sev_rank,
+        )
+    )
+    return _taken(table, order)
