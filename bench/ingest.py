@@ -37,6 +37,10 @@ minor page faults per span: on a VM whose host backs guest memory lazily, a
 process's fresh memory costs a host fault on first touch (``ingest_floor.py``'s
 "fresh memory" line measures it), which no user-space profile shows.
 
+It prints the machine's speed at the start and the end (``machine_speed``: the
+``timeit`` figure of plain Python): on a shared VM it moves, and figures of runs at
+different speeds do not compare.
+
 With jobs 2 among the runs, it also prints the ceiling of the jobs=2 / jobs=1
 ratio on this machine at that moment (``ceiling``): a worker's own per-chunk work
 done by two processes at once against one, nothing else around it.
@@ -195,6 +199,16 @@ def generate(directory: Path, spans: int, fmt: str) -> Path:
             for r in range(n_req):
                 f.write(body.replace(MARK, MARK[:4] + r.to_bytes(8, "big")))
     return path
+
+
+def machine_speed() -> str:
+    """How fast this machine runs plain Python now: ``python -m timeit 'sum(range(10**6))'``'s
+    figure (best of 5 × 20 loops). On a shared VM it moved 10-20 ms between sessions and
+    within one; printed at a run's start and end, it tells which figures are comparable."""
+    import timeit
+
+    best = min(timeit.repeat("sum(range(10**6))", number=20, repeat=5)) / 20
+    return f"machine: sum(range(10**6)) {best * 1e3:.1f} ms (best of 5 x 20; 10-13 ms when fast)"
 
 
 def compiled() -> str:
@@ -481,6 +495,7 @@ def main() -> None:
     if a.quick:
         a.sizes = "20000"
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(machine_speed(), flush=True)
     print(compiled(), flush=True)
     with tempfile.TemporaryDirectory() as d:
         for fmt in a.formats.split(","):
@@ -547,6 +562,7 @@ def main() -> None:
                         f"{fmt:5} jobs={jobs} RSS growth {lo:,} → {hi:,} spans: "
                         f"{by_size[hi] / by_size[lo]:.2f}×"
                     )
+    print(f"at the end: {machine_speed()}", flush=True)
 
 
 if __name__ == "__main__":

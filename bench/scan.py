@@ -32,7 +32,8 @@ and prints, in one run, every figure issue 14 asks for:
    contract) pairs are set beside ours on the same traces.
 4. The ratio: our end-to-end events/s (CPU of the in-process stages, and
    wall of the real command) over Sponsio's events/s; the load average
-   (the machine may be shared: CPU time is the steadier figure).
+   (the machine may be shared: CPU time is the steadier figure), and the
+   machine's speed at the start and the end (``ingest.machine_speed``).
 
     python bench/scan.py                     # 200,000 spans
     python bench/scan.py --spans 20000 --sample 20 --repeat 1   # a quick run
@@ -58,7 +59,13 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest import SPANS_PER_TRACE, TRACES_PER_REQUEST, compiled, generate  # bench/ingest.py
+from ingest import (  # bench/ingest.py
+    SPANS_PER_TRACE,
+    TRACES_PER_REQUEST,
+    compiled,
+    generate,
+    machine_speed,
+)
 
 from sponsio_audit import api
 from sponsio_audit.arrow_setup import own_process, skip_pandas
@@ -311,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
     # As the command sets for itself and its workers (cli.common.own_pyarrow): the in-process
     # run's ingest workers inherit it (this process loaded NumPy before; its threads are idle).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print(machine_speed(), flush=True)
     print(compiled(), flush=True)
     cs = contracts()
     with tempfile.TemporaryDirectory() as d:
@@ -405,7 +413,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: the command {command['rss']:,.0f} MB; this process {rss:,.0f} MB")
-    print(f"load average {load}")
+    print(f"load average {load}; at the end, {machine_speed()}")
     store.close()
 
 
