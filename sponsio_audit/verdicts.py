@@ -256,7 +256,7 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
     """
     cid, g, kind, seq, tool, opened_seq, opened_tool = cols
     keyed = (cid, g, kind, tool, opened_seq, opened_tool)
-    group, firsts = _groups(keyed)
+    group, firsts = group_rows(keyed)
     names = ["c", "g", "k", "t", "os", "ot"]
     prefix, suffix, has_step = [], [], []
     for r in pa.table(list(keyed), names=names).take(firsts).to_pylist():
@@ -303,7 +303,7 @@ def _key_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, int]:
     return np.asarray(pc.fill_null(column.indices, size).to_numpy(), np.int64), size + 1
 
 
-def _groups(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[np.ndarray, pa.Array]:
+def group_rows(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[np.ndarray, pa.Array]:
     """Each row's group of equal values over ``columns`` (0, 1, … by first row) and the
     first row of each group: one integer key per row (mixed radix of the columns'
     codes), hashed once, instead of joining the values as text."""

@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report.data import ReportData
-from sponsio_audit.row_order import ranks
+from sponsio_audit.verdicts import group_rows
 
 SCHEMA = "sponsio-audit/baseline/2"
 OLD_SCHEMAS = ("sponsio-audit/baseline/1",)
@@ -299,14 +299,12 @@ def _scatter(at: pa.Array, n: int) -> pa.Array:
 
 
 def _distinct(table: pa.Table) -> pa.Table:
-    """The distinct rows of ``table`` (nulls equal to nulls), each at its first occurrence:
-    dense ranks per column in NumPy (Arrow's ``group_by`` would import its query engine,
-    20 ms of every scan's start-up, for a handful of groups)."""
+    """The distinct rows of ``table`` (nulls equal to nulls), each at its first occurrence
+    (``verdicts.group_rows``; Arrow's ``group_by`` would import its query engine, 20 ms of
+    every scan's start-up, for a handful of groups)."""
     if table.num_rows == 0:
         return table
-    keys = np.stack([ranks(table.column(name)) for name in table.column_names], axis=1)
-    _, first = np.unique(keys, axis=0, return_index=True)
-    return table.take(pa.array(np.sort(first)))
+    return table.take(group_rows(table.columns)[1])
 
 
 def _in_keys(groups: pa.Table, wanted: set[tuple[Any, ...]]) -> pa.Array:
