@@ -41,6 +41,11 @@ It prints the machine's speed at the start and the end (``machine_speed``: the
 ``timeit`` figure of plain Python): on a shared VM it moves, and figures of runs at
 different speeds do not compare.
 
+With more than one job, it prints a second bound (``cpu_bound``): the CPU the
+jobs=2 run used, main process and workers, spread over the machine's CPUs with
+nothing serial, against jobs=1's wall, which already keeps more than one CPU busy
+(the store's writes run on a thread beside the decoding).
+
 With jobs 2 among the runs, it also prints the ceiling of the jobs=2 / jobs=1
 ratio on this machine at that moment (``ceiling``): a worker's own per-chunk work
 done by two processes at once against one, nothing else around it.
@@ -468,6 +473,25 @@ def ceiling(path: Path, fmt: str, repeat: int) -> str:
     )
 
 
+def cpu_bound(median: dict[tuple[int, int], dict[str, Any]], size: int, jobs: int) -> str:
+    """The most ``jobs`` processes could gain on this machine's CPUs, from what the median
+    runs used: their CPU (main process and workers) spread evenly over every CPU, with
+    nothing serial, against jobs=1's wall. jobs=1 is not one core's work either: the store's
+    writer thread runs beside the decoding (its CPU over its wall says how many cores it
+    keeps busy). The workers' CPU is polled, so it may miss their last 0.25 s: the bound is
+    generous."""
+    one, many = median[size, 1], median[size, jobs]
+    spent = many["cpu_s"] + many["workers_cpu_s"]
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    floor = spent / (ncpu or 1)
+    return (
+        f"jobs={jobs} used {spent:.2f} s of CPU (main {many['cpu_s']} s, workers"
+        f" {many['workers_cpu_s']} s): on {ncpu} CPUs at least {floor:.2f} s, so at most"
+        f" {one['seconds'] / floor:.2f}× jobs=1's {one['seconds']} s wall, which keeps"
+        f" {one['cpu_s'] / one['seconds']:.2f} CPUs busy ({one['cpu_s']} s of CPU)"
+    )
+
+
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the median spans/s (the lower middle one of an even count)."""
     ranked = sorted(runs, key=lambda r: r["spans_per_s"])
@@ -501,6 +525,7 @@ def main() -> None:
         for fmt in a.formats.split(","):
             rss: dict[int, dict[int, int]] = {j: {} for j in jobs_list}
             rate: dict[tuple[int, int], int] = {}
+            median: dict[tuple[int, int], dict[str, Any]] = {}
             for size in (int(x) for x in a.sizes.split(",")):
                 path = generate(Path(d), size, fmt)
                 mb = path.stat().st_size / 1e6
@@ -514,6 +539,7 @@ def main() -> None:
                     timed = _child(path, jobs, stages=True)
                     rss[jobs][size] = max(res["peak_rss_mib"], res["worker_rss_mib"])
                     rate[size, jobs] = res["spans_per_s"]
+                    median[size, jobs] = res
                     workers = (
                         f", largest worker {res['worker_rss_mib']} MiB, workers' CPU"
                         f" {res['workers_cpu_s']} s (polled every 0.25 s)"
@@ -555,6 +581,7 @@ def main() -> None:
                             f"{rate[size, jobs] / rate[size, 1]:.2f}× spans/s (wall)",
                             flush=True,
                         )
+                        print(f"{fmt:5} {size:>9,} spans: {cpu_bound(median, size, jobs)}")
             for jobs, by_size in rss.items():
                 if len(by_size) > 1:
                     lo, hi = min(by_size), max(by_size)

@@ -14,13 +14,15 @@ import importlib.util
 import os
 import shutil
 import sys
+import time
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sponsio_audit.ingest import Store, chunks, ingest
+from sponsio_audit.ingest import Store, chunks, ingest, workers
 from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, cpus, resolve_jobs
 
 from .conftest import FIXTURES, OTEL, split_trace
@@ -85,11 +87,14 @@ def test_jobs_and_chunk_sizes_load_identical_tables(
 
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 1_500)  # chunking runs in this process
     monkeypatch.setattr(chunks, "EVENTS_ROWS", 7)
-    for jobs in (1, 2):
+    # jobs 2: the first chunks mapped here while the workers start, and (start_inline off)
+    # every chunk in a worker
+    for jobs, inline in ((1, True), (2, True), (2, False)):
+        monkeypatch.setattr(workers, "START_INLINE", inline)
         summary, got = _ingest(root, jobs)
-        assert summary == want_summary, jobs
+        assert summary == want_summary, (jobs, inline)
         for name in TABLES:
-            assert got[name] == want[name], (jobs, name)
+            assert got[name] == want[name], (jobs, inline, name)
 
 
 def test_cut_stream_keeps_every_record_read_before_the_break(
@@ -146,12 +151,36 @@ def test_workers_decode_without_importing_pandas() -> None:
             pytest.fail("pandas (the spark extra) is missing in CI")
         pytest.skip("pandas is not installed: nothing for the worker to avoid")
     path = str(OTEL / "genai.jsonl")
-    with Workers(2) as w:
+    with Workers(2, start_inline=False) as w:
         results = list(w.map(_worker_pandas, [path, path]))
     for had, spans, typ in results:
         assert not had
         assert spans > 0
         assert typ == "dictionary<values=string, indices=int8, ordered=0>"
+
+
+def _pid(i: int) -> tuple[int, int]:
+    return i, os.getpid()
+
+
+def test_items_are_mapped_here_until_the_workers_are_up() -> None:
+    """While the pool starts (0.3 s), ``map`` decodes in this process instead of waiting,
+    then hands the rest to the workers; the results stay in item order either way."""
+    me = os.getpid()
+    with Workers(2) as w:
+
+        def items() -> Iterator[int]:
+            yield 0  # taken while the pool starts
+            while w._warming():
+                time.sleep(0.005)
+            yield from range(1, 50)  # the item asked for next is still taken here
+
+        got = list(w.map(_pid, items()))
+    assert [i for i, _ in got] == list(range(50))
+    pids = [p for _, p in got]
+    assert pids[0] == me and me not in pids[2:]
+    with Workers(2, start_inline=False) as w:
+        assert me not in {p for _, p in w.map(_pid, range(4))}
 
 
 def test_trace_chunks_never_split_a_trace() -> None:
@@ -187,7 +216,7 @@ if __name__ == "__main__":
     prestart(2)
     server = forkserver._forkserver._forkserver_pid
     assert server is not None, "prestart(2) started no forkserver"
-    with Workers(2) as w:
+    with Workers(2, start_inline=False) as w:
         parents = set(w.map(parent, range(8)))
     assert parents == {server}, (parents, server)
     print("ok")
