@@ -14,9 +14,10 @@ and prints, in one run, every figure issue 14 asks for:
    per stage, best of ``--repeat`` by CPU. (Where fresh memory is slow, on a
    VM, the faults explain much of the time and vary less than it.)
 2. **The real command** in a subprocess (``python -m sponsio_audit scan``,
-   the same contracts as a sponsio.yaml): wall, CPU (user + system of the
-   process and of the workers it waited for), page faults, peak RSS; its
-   verdict counts must equal the in-process run's. Then the same command on
+   the same contracts as a sponsio.yaml): wall, CPU (user + system of all
+   its processes, the forkserver's workers included: ``reaped``), page
+   faults, peak RSS, and the most spans/s that CPU allows on this machine's
+   CPUs; its verdict counts must equal the in-process run's. Then the same command on
    the file's first record (``FEW_SPANS`` spans), best of 3: about the fixed
    cost of any scan (start-up, imports, configuration, store, report), and
    the rate beyond it.
@@ -31,7 +32,9 @@ and prints, in one run, every figure issue 14 asks for:
    faster way is Sponsio's rate (fair to it); its violated (trace,
    contract) pairs are set beside ours on the same traces.
 4. The ratio: our end-to-end events/s (CPU of the in-process stages, and
-   wall of the real command) over Sponsio's events/s; the load average
+   wall of the real command) over Sponsio's events/s, and the same for the
+   audit stage alone (what Sponsio's figure covers: checking events already
+   decoded; not the issue's end-to-end ratio); the load average
    (the machine may be shared: CPU time is the steadier figure), and the
    machine's speed at the start and the end (``ingest.machine_speed``).
 
@@ -175,28 +178,58 @@ def run_scan(
 
 
 def run_command(path: Path, config: Path, report: Path, jobs: int) -> dict[str, Any]:
-    """The real ``scan`` in a subprocess: wall, CPU (user + system, with the workers it
-    waited for), minor page faults (the same processes), peak RSS (MB), exit code and the
-    report's summary."""
+    """The real ``scan`` in a subprocess: wall, CPU (user + system) and minor page faults of
+    all its processes, workers included (``reaped``), peak RSS of the largest (MB), exit
+    code and the report's summary."""
     cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(path), "-c", str(config)]
     cmd += ["-f", "json", "-o", str(report), "--jobs", str(jobs), "-q"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = report.with_suffix(".rusage.json")
+    wrapper = [sys.executable, str(Path(__file__).resolve()), "--reap", str(figures), "--"]
+    subprocess.run(wrapper + cmd, check=True)
+    got = json.loads(figures.read_text())
+    if got["code"] not in (0, 1):
+        raise SystemExit(f"scan failed ({got['code']}): {got['stderr']}")
+    got["summary"] = json.loads(report.read_bytes())["summary"]
+    return got
+
+
+PR_SET_CHILD_SUBREAPER = 36
+"""Linux ``prctl`` option: orphaned descendants are re-parented to this process."""
+
+
+def reaped(figures: Path, cmd: list[str]) -> None:
+    """Run ``cmd``, wait for every process it started, and write their rusage to ``figures``.
+
+    A scan's workers are children of its forkserver, which the scan never waits for, so
+    their CPU is in no rusage its parent sees. As a child subreaper (Linux), this process
+    inherits the forkserver when the scan exits and waits for it; the forkserver has waited
+    for its workers, so ``RUSAGE_CHILDREN`` then holds every process of the scan."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    reaper = hasattr(libc, "prctl") and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"scan failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    doc = json.loads(report.read_bytes())
-    return {
-        "wall": wall,
-        "cpu": cpu,
-        "faults": after.ru_minflt - before.ru_minflt,
-        "rss": after.ru_maxrss / 1024,
-        "code": done.returncode,
-        "summary": doc["summary"],
-    }
+    while True:  # the re-parented forkserver, once the scan's end closed its socket
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures.write_text(
+        json.dumps(
+            {
+                "wall": wall,
+                "cpu": ru.ru_utime + ru.ru_stime,
+                "faults": ru.ru_minflt,
+                "rss": ru.ru_maxrss / 1024,
+                "code": done.returncode,
+                "stderr": done.stderr.strip()[-2000:],
+                "all_processes": reaper,
+            }
+        )
+    )
 
 
 # ------------------------------------------------------------------ Sponsio
@@ -309,6 +342,10 @@ def our_violated(store: Any, trace_ids: list[str]) -> set[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--reap"]:  # run_command's wrapper: bench/scan.py --reap FILE -- CMD...
+        reaped(Path(args[1]), args[3:])
+        return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--spans", type=int, default=200_000)
     p.add_argument("--sample", type=int, default=50, help="traces Sponsio checks")
@@ -370,13 +407,21 @@ def main(argv: list[str] | None = None) -> None:
     if a.jobs != 1:
         print("  (--jobs: the CPU figures miss the worker processes; compare the wall figures)")
     same = command["summary"]["verdicts"] == data.verdict_counts
+    whose = "all its processes, workers included" if command["all_processes"] else "no workers"
     print(
         f"the command (python -m sponsio_audit scan ... -f json -o FILE --jobs {a.jobs}):"
-        f" {command['wall']:.2f} s wall, {command['cpu']:.2f} s CPU"
+        f" {command['wall']:.2f} s wall, {command['cpu']:.2f} s CPU ({whose})"
         f" -> {s.spans / command['wall']:,.0f} spans/s wall,"
         f" {s.spans / command['cpu']:,.0f} spans/s CPU; {command['faults']:,} page faults;"
-        f" peak RSS {command['rss']:,.0f} MB; exit {command['code']};"
+        f" peak RSS {command['rss']:,.0f} MB (its largest process); exit {command['code']};"
         f" verdicts {'equal to' if same else 'DIFFERENT from'} the in-process run's"
+    )
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    floor = command["cpu"] / (ncpu or 1)
+    print(
+        f"  its CPU spread over this machine's {ncpu} CPUs with nothing serial: at least"
+        f" {floor:.2f} s, at most {s.spans / floor:,.0f} spans/s here"
+        f" ({command['cpu'] / s.spans * 1e6:.1f} µs of CPU per span)"
     )
     beyond = (s.spans - FEW_SPANS) / max(command["wall"] - start["wall"], 1e-9)
     print(
@@ -410,6 +455,12 @@ def main(argv: list[str] | None = None) -> None:
         f"ratio (our end-to-end events/s over Sponsio's faster way):"
         f" {s.events / cpu / sp['rate']:,.1f}x CPU in process,"
         f" {s.events / command['wall'] / sp['rate']:,.1f}x wall of the command"
+    )
+    audit_wall, audit_cpu, _ = best["audit"]
+    print(
+        f"  the audit stage alone (from stored events to verdict and violation tables, as"
+        f" Sponsio starts from its Events): {s.events / audit_cpu / sp['rate']:,.1f}x CPU,"
+        f" {s.events / audit_wall / sp['rate']:,.1f}x wall"
     )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: the command {command['rss']:,.0f} MB; this process {rss:,.0f} MB")
