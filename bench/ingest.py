@@ -480,10 +480,12 @@ def cpu_bound(median: dict[tuple[int, int], dict[str, Any]], size: int, jobs: in
     writer thread runs beside the decoding (its CPU over its wall says how many cores it
     keeps busy). The workers' CPU is polled, so it may miss their last 0.25 s: the bound is
     generous."""
+    from sponsio_audit.threads import cpus
+
     one, many = median[size, 1], median[size, jobs]
     spent = many["cpu_s"] + many["workers_cpu_s"]
-    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    floor = spent / (ncpu or 1)
+    ncpu = cpus()
+    floor = spent / ncpu
     return (
         f"jobs={jobs} used {spent:.2f} s of CPU (main {many['cpu_s']} s, workers"
         f" {many['workers_cpu_s']} s): on {ncpu} CPUs at least {floor:.2f} s, so at most"

@@ -81,6 +81,7 @@ from sponsio_audit.ltl import patterns
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.report import baseline
 from sponsio_audit.report import data as report_data
+from sponsio_audit.threads import cpus
 
 TOOL = "search_hotels"  # the file's one tool
 PATTERNS: list[tuple[str, list[Any]]] = [
@@ -416,8 +417,8 @@ def main(argv: list[str] | None = None) -> None:
         f" peak RSS {command['rss']:,.0f} MB (its largest process); exit {command['code']};"
         f" verdicts {'equal to' if same else 'DIFFERENT from'} the in-process run's"
     )
-    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    floor = command["cpu"] / (ncpu or 1)
+    ncpu = cpus()
+    floor = command["cpu"] / ncpu
     print(
         f"  its CPU spread over this machine's {ncpu} CPUs with nothing serial: at least"
         f" {floor:.2f} s, at most {s.spans / floor:,.0f} spans/s here"

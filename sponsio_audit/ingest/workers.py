@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from sponsio_audit.arrow_setup import skip_pandas
 from sponsio_audit.ingest.spool import Spool, land, shipped
+from sponsio_audit.threads import cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,13 +49,6 @@ average) reach this: workers cost about as much CPU as the work they take over
 (measured: 200k protobuf spans 10.3 s CPU in one process, 3.3 s main + 7.2 s
 workers with 2), so they are faster only on cores that would otherwise idle;
 on a busy machine they were slower (182 MB: 8.7 s with 2 workers, 6.2 s with one)."""
-
-
-def cpus() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
 
 
 def resolve_jobs(jobs: int, input_bytes: int | None = None, load: float | None = None) -> int:
