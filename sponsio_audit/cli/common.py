@@ -31,7 +31,8 @@ EXIT_NO_CONTRACT = 6
 EXIT_CODES_HELP = (
     "Exit codes: 0 no violation at or above --fail-on; 1 violations at or above it; "
     "2 usage or configuration error, or a path that cannot be used (not a folder, not a "
-    "DuckDB store, no permission, disk full); 3 input errors (skipped files or "
+    "DuckDB store, no permission, disk full), or a worker process that died twice on the "
+    "same traces; 3 input errors (skipped files or "
     "records) or contracts that apply to no trace, with --strict; 4 no input file; "
     "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty)."
 )
@@ -162,6 +163,9 @@ def guarded(db: Path | None = None) -> Iterator[None]:
     except Exception as e:
         if type(e).__module__.split(".")[0] in ("duckdb", "_duckdb"):
             fail([_db_line(e, db)])
+        pool = sys.modules.get("sponsio_audit.ingest.workers")  # loaded if it raised
+        if pool is not None and isinstance(e, pool.WorkerDied):
+            fail([str(e)])
         raise
 
 

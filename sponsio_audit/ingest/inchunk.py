@@ -27,6 +27,7 @@ from sponsio_audit.ingest.chunks import (
     events,
 )
 from sponsio_audit.ingest.line_ranges import range_records
+from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.trace_tables import from_columns
 
 
@@ -84,3 +85,24 @@ def decode_traced(item: RecordChunk | RangeChunk) -> tuple[Decoded, Traced]:
     collection there walked them all for nothing (0.18 s of 200k spans' ingest)."""
     d = _decoded(item)
     return replace(d, columns=None), chunk_events(d)
+
+
+def lost_chunk(item: RecordChunk | RangeChunk, how: str) -> Decoded:
+    """What stands for ``decode_chunk(item)`` when worker processes died on the chunk twice
+    (``workers.Workers.map``'s ``lost``; ``how``: the signal or exit code): each of its
+    records listed as skipped, with the reason, and nothing else. Read here, never decoded."""
+    return decode_chunk(_unread(item, how))
+
+
+def lost_traced(item: RecordChunk | RangeChunk, how: str) -> tuple[Decoded, Traced]:
+    """``lost_chunk`` for ``decode_traced``."""
+    return decode_traced(_unread(item, how))
+
+
+def _unread(item: RecordChunk | RangeChunk, how: str) -> RecordChunk:
+    chunk = item.read() if isinstance(item, RangeChunk) else item
+    why = BadRecord(f"not decoded: a worker process died on its chunk ({how}), twice")
+    recs: list[tuple[int, bytes | BadRecord]] = [
+        (no, r if isinstance(r, BadRecord) else why) for no, r in chunk.records
+    ]
+    return replace(chunk, records=recs)

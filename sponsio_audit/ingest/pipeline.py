@@ -238,12 +238,12 @@ def _otlp(
     n = bad = 0
     try:
         if r.stage is None:
-            for d in r.workers.map(inchunk.decode_chunk, todo):
+            for d in r.workers.map(inchunk.decode_chunk, todo, lost=inchunk.lost_chunk):
                 n += d.records
                 bad += r.take(d, file_id)
         else:
             stage = r.stage
-            for d, t in r.workers.map(inchunk.decode_traced, todo):
+            for d, t in r.workers.map(inchunk.decode_traced, todo, lost=inchunk.lost_traced):
                 n += d.records
                 bad += r.take(d, file_id)
                 stage.add(t)

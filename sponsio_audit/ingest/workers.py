@@ -18,16 +18,25 @@ A worker starts by telling pyarrow that pandas is absent (``_start_worker``,
 first ``pa.array`` of a list, to check whether the list is a pandas object; in a
 worker, which only decodes chunks, that import cost 0.27–0.32 s of CPU and ~34
 MiB each, for nothing.
+
+A worker can die under an item (the system's out-of-memory killer, a crash in
+a C parser): the pool breaks, and every item in flight fails with it. ``map``
+then starts a new pool and runs those items again one at a time, so that an
+item that kills a worker alone is known: ``lost`` says what it becomes (ingest:
+its records listed as skipped, with the reason), else ``WorkerDied`` is raised.
+The other items, and the rest of the input, are mapped as before.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -108,6 +117,30 @@ def _start_worker() -> None:
     skip_pandas()
 
 
+class WorkerDied(RuntimeError):
+    """A worker process died on an item when it ran alone in a fresh pool; the message
+    says how (``death``)."""
+
+
+def death(procs: Iterable[Any]) -> str:
+    """How a broken pool's worker ended, as a phrase, from the pool's processes once joined:
+    the signal that killed it, or its exit code; the workers the pool itself stopped after
+    the break (SIGTERM) are left out."""
+    codes = {p.exitcode for p in procs if getattr(p, "exitcode", None) not in (None, 0)}
+    codes.discard(-signal.SIGTERM)
+    for code in sorted(codes, key=abs):
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            hint = "; out of memory?" if -code == signal.SIGKILL else ""
+            return f"killed by signal {name}{hint}"
+        return f"exited with code {code}"
+    return "ended abruptly"
+
+
+Lost = Callable[[Any, str], Any]
+"""``lost(item, reason)``: the result that stands for an item a worker died on (``map``)."""
+
+
 class Workers:
     """A process pool of ``jobs`` workers with an ordered, bounded ``map`` (inline when 1)."""
 
@@ -131,11 +164,17 @@ class Workers:
 
     def _warm(self) -> None:
         try:
-            pool, _ = self._start()
-            for f in [pool.submit(_ready) for _ in range(self.jobs)]:
-                f.result()
+            self._fill()
         except BaseException as e:  # raised again by the first map
             self._failed = e
+
+    def _fill(self) -> None:
+        """Start (or restart) the pool and wait until each of its workers is up. A pool
+        that has all its workers starts no other: the executor of Python 3.11 can hang for
+        good when a worker is started while it stops the others after one died."""
+        pool, _ = self._start()
+        for f in [pool.submit(_ready) for _ in range(self.jobs)]:
+            f.result()
 
     def __exit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
@@ -165,14 +204,66 @@ class Workers:
         return self._start()
 
     def _start(self) -> tuple[ProcessPoolExecutor, Spool]:
-        if self._pool is None or self._spool is None:
+        if self._spool is None:
             self._spool = Spool.open()
+        if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 self.jobs, mp_context=_context(), initializer=_start_worker
             )
         return self._pool, self._spool
 
-    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+    def _restart(self) -> str:
+        """Replace a broken pool by a new one; how its worker died (``death``)."""
+        assert self._pool is not None
+        # the executor's own record of its processes (it drops it at shutdown), if it has one
+        procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        how = death(procs)
+        self._pool = None
+        self._start()
+        return how
+
+    def _submit(self, fn: Callable[[T], R], item: T) -> Future[Any]:
+        """``fn(item)`` submitted; a pool that broke already gives a future that failed so."""
+        pool, spool = self._start()
+        try:
+            return pool.submit(shipped, fn, spool.directory, item)
+        except BrokenProcessPool as e:
+            failed: Future[Any] = Future()
+            failed.set_exception(e)
+            return failed
+
+    def _landed(
+        self, fn: Callable[[T], R], head: tuple[T, Future[Any]], rest: deque[tuple[T, Future[Any]]],
+        lost: Lost | None,
+    ) -> Iterator[R]:  # fmt: skip
+        """The result of ``head``; when its worker died, those of ``head`` and every item
+        of ``rest`` (emptied), each run again alone in a new pool (``lost`` or
+        ``WorkerDied`` for one that kills a worker again)."""
+        try:
+            yield land(head[1].result())
+            return
+        except BrokenProcessPool:
+            pass
+        again = [head[0], *(item for item, _ in rest)]
+        rest.clear()
+        self._restart()
+        for item in again:
+            try:
+                yield land(self._submit(fn, item).result())
+            except BrokenProcessPool:
+                how = self._restart()
+                if lost is None:
+                    raise WorkerDied(
+                        f"a worker process died ({how}), twice on the same input, the second "
+                        "time alone; run with --jobs 1 to read it in this process"
+                    ) from None
+                yield lost(item, how)
+        self._fill()
+
+    def map(
+        self, fn: Callable[[T], R], items: Iterable[T], lost: Lost | None = None
+    ) -> Iterator[R]:
         """``fn`` over ``items``, results in order; ``fn`` must be a module-level function.
 
         When iterating ``items`` raises, the results of the items before are
@@ -180,6 +271,8 @@ class Workers:
         workers are up (``__enter__`` starts them on a thread), the items are mapped in this
         process (``start_inline``): a pool takes 0.26-0.33 s to start without ``prestart``,
         in which this process, idle otherwise, decodes two or three 10k-span chunks.
+        An item a worker dies on twice (see the module doc) gives ``lost(item, how)``, or
+        raises ``WorkerDied`` without ``lost``.
         """
         if self.jobs == 1:
             yield from map(fn, items)
@@ -191,8 +284,8 @@ class Workers:
             except StopIteration:
                 return
             yield fn(item)
-        pool, spool = self._started()
-        pending: deque[Future[Any]] = deque()
+        self._started()
+        pending: deque[tuple[T, Future[Any]]] = deque()
         while True:
             try:
                 item = next(it)
@@ -200,10 +293,10 @@ class Workers:
                 break
             except BaseException:  # the input failed: hand over what was read before it
                 while pending:
-                    yield land(pending.popleft().result())
+                    yield from self._landed(fn, pending.popleft(), pending, lost)
                 raise
-            pending.append(pool.submit(shipped, fn, spool.directory, item))
+            pending.append((item, self._submit(fn, item)))
             if len(pending) >= 2 * self.jobs:
-                yield land(pending.popleft().result())
+                yield from self._landed(fn, pending.popleft(), pending, lost)
         while pending:
-            yield land(pending.popleft().result())
+            yield from self._landed(fn, pending.popleft(), pending, lost)
