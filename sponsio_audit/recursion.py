@@ -12,13 +12,15 @@ the limit named) is a clear error, never a crash of the interpreter.
 The recursion limit is interpreter-wide in CPython: ``deep`` raises it only
 while its thread runs and puts the previous value back, and calls nest
 (a ``deep`` inside a ``deep`` runs inline). The helper thread runs in a copy of the
-caller's context variables.
+caller's context variables. An interrupt of the caller (Ctrl-C) is raised in the
+helper thread too, and waited for (``_wait``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import ctypes
 import sys
 import threading
 from collections.abc import Callable
@@ -55,6 +57,7 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             raise _too_deep() from None
     box: dict[str, Any] = {}
     context = contextvars.copy_context()  # the caller's settings (regexes.time_limit) go along
+    done = threading.Event()
 
     def run() -> None:
         _local.inside = True
@@ -66,6 +69,8 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             box["error"] = _too_deep()
         except BaseException as e:  # re-raised in the caller's thread
             box["error"] = e
+        finally:
+            done.set()
 
     with _lock:
         old_limit = sys.getrecursionlimit()
@@ -79,8 +84,33 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             t.start()
         finally:
             threading.stack_size(old_stack)
-        t.join()
-        sys.setrecursionlimit(old_limit)
+        try:
+            _wait(t, done)
+        finally:
+            sys.setrecursionlimit(old_limit)
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _wait(t: threading.Thread, done: threading.Event) -> None:
+    """Wait until ``t`` is ``done``; an exception raised here meanwhile (Ctrl-C's
+    ``KeyboardInterrupt``) is raised in ``t`` too, at its next Python step, and ``t`` is waited
+    for before it goes on up.
+
+    The work then unwinds in ``t`` (stores closed, worker processes stopped) instead of the
+    interpreter ending under a thread still inside DuckDB or Arrow: a ``kill -INT`` of
+    ``scan --jobs 2`` aborted the process so (``terminate called after throwing an instance
+    of ''``, exit -6) in 2 runs of 3. An event, not ``t.join()``: a join interrupted so
+    leaves the thread marked as ended in Python 3.11 while it runs on. A second interrupt
+    stops the wait."""
+    try:
+        done.wait()
+    except BaseException as e:
+        if t.ident is not None and not done.is_set():
+            raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
+            raise_in(ctypes.c_ulong(t.ident), ctypes.py_object(type(e)))
+            with contextlib.suppress(BaseException):
+                done.wait()
+        raise
+    t.join()

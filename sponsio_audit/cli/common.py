@@ -9,14 +9,16 @@ and exit code 2. Only light modules are imported here, so that
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import IO, Annotated, Any, NoReturn
 
 import typer
 
@@ -34,7 +36,7 @@ EXIT_CODES_HELP = (
     "DuckDB store, no permission, disk full), or a worker process that died twice on the "
     "same traces; 3 input errors (skipped files or "
     "records) or contracts that apply to no trace, with --strict; 4 no input file; "
-    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty)."
+    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty); 130 interrupted."
 )
 
 
@@ -206,8 +208,33 @@ def writing(path: Path) -> Iterator[None]:
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` (folders created; a full disk or a permission: an error line)."""
     prepare_output(path)
-    with writing(path), path.open("w", encoding="utf-8") as f:
+    with writing(path), replaced(path, "w") as f:
         f.write(text)
+
+
+@contextmanager
+def replaced(path: Path, mode: str) -> Iterator[IO[Any]]:
+    """``path`` opened for writing (``mode`` "w", UTF-8, or "wb") through a file beside it that
+    is renamed over ``path`` when the block ends without error, and removed otherwise: an
+    output cut short (Ctrl-C, a full disk) leaves no truncated report where a whole one is
+    expected. A path that is not a regular file (``/dev/stdout``, a pipe) is written in place."""
+    encoding = None if "b" in mode else "utf-8"
+    if path.exists() and not path.is_file():
+        with open(path, mode, encoding=encoding) as f:
+            yield f
+        return
+    fd, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        mask = os.umask(0)  # the permissions a plain open() would give the file (mkstemp: 0600)
+        os.umask(mask)
+        os.chmod(part, 0o666 & ~mask)
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+        os.replace(part, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
 
 
 ContractsOpt = Annotated[

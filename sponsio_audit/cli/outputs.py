@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sponsio_audit.cli.common import UsageProblem, prepare_output, writing
+from sponsio_audit.cli.common import UsageProblem, prepare_output, replaced, writing
 
 ENV_FORMAT = "SPONSIO_AUDIT_FORMAT"
 FORMATS = ("table", "json", "markdown", "html", "junit", "sarif")
@@ -163,10 +163,10 @@ def write(
         return
     prepare_output(t.path)
     if t.fmt == "json" and os.linesep == "\n":  # the bytes text mode writes, without a copy
-        with writing(t.path), t.path.open("wb") as out:
+        with writing(t.path), replaced(t.path, "wb") as out:
             _write_chunks(out, data)
         return
-    with writing(t.path), t.path.open("w", encoding="utf-8") as f:
+    with writing(t.path), replaced(t.path, "w") as f:
         if t.fmt == "table":
             if header:
                 f.write(cell(header) + "\n")

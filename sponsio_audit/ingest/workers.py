@@ -113,7 +113,11 @@ def _ready() -> None:
 
 
 def _start_worker() -> None:
-    """Worker start-up: a worker hands pyarrow no pandas objects (``arrow_setup.skip_pandas``)."""
+    """Worker start-up: a worker hands pyarrow no pandas objects (``arrow_setup.skip_pandas``),
+    and leaves Ctrl-C to the main process, which stops the pool (a terminal sends it to every
+    process of the command: a worker waiting for work died of it, with a traceback, and the
+    main process took the broken pool for a worker that died under a chunk)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     skip_pandas()
 
 

@@ -1,0 +1,123 @@
+"""Ctrl-C during ``scan --jobs 2``: exit 130, nothing half-written, nothing left running.
+
+A real ``scan`` is interrupted while its worker processes decode: by a terminal's
+Ctrl-C (SIGINT to every process of the command) and by ``kill -INT`` of the scan
+alone (what a CI runner or a supervisor may send). The second once aborted the
+interpreter (a C++ ``terminate``, exit -6) in 2 runs of 3: the scan's thread was
+still inside DuckDB when the interpreter ended. A report cut short must not be
+left where a whole one is expected, and neither the workers nor their spool in
+``/dev/shm`` may outlive the command.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sponsio_audit.cli.common import replaced
+
+REPO = Path(__file__).resolve().parents[2]
+LINE = (REPO / "fixtures" / "otel" / "genai.jsonl").read_bytes().splitlines()[0]
+TRACE = b"0000000000000abc0000000000000001"
+
+
+def _corpus(path: Path, n: int) -> None:
+    assert LINE.count(TRACE) == 6  # six spans of one trace per line: n distinct traces
+    with path.open("wb") as f:
+        for i in range(1, n + 1):
+            f.write(LINE.replace(TRACE, f"{i:032x}".encode()) + b"\n")
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(c) for c in f.read().split()]
+                out += kids
+                todo += kids
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and forkserver workers: Linux here")
+@pytest.mark.parametrize("whom", ["the scan alone", "every process (a terminal)"])
+def test_ctrl_c_during_a_parallel_scan_ends_it_cleanly(tmp_path: Path, whom: str) -> None:
+    corpus = tmp_path / "spans.jsonl"
+    _corpus(corpus, 12_000)  # 72k spans: several seconds of decoding on 2 workers
+    report = tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
+    cmd += ["-o", str(report), "--jobs", "2", "-q"]
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: the workers can be found and signalled
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 60
+    while len(_descendants(p.pid)) < 3 and p.poll() is None:  # forkserver, its 2 workers
+        assert time.monotonic() < deadline, "the scan started no workers"
+        time.sleep(0.01)
+    assert p.poll() is None, "the scan ended before it could be interrupted"
+    time.sleep(0.3)  # decoding now
+    if whom == "the scan alone":
+        p.send_signal(signal.SIGINT)
+    else:
+        os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    text = err.decode(errors="replace")
+    assert p.returncode == 130, (p.returncode, text[-2000:])
+    for crash in ("Traceback", "terminate called", "FATAL", "Aborted"):
+        assert crash not in text, text[-2000:]
+    assert not report.exists() and not list(tmp_path.glob(".report.json.*"))
+    deadline = time.monotonic() + 10
+    while True:  # the forkserver and workers end once the scan's end closed their sockets
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "processes of the scan outlived it"
+        time.sleep(0.05)
+    if os.path.isdir("/dev/shm"):
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"sponsio-audit-{p.pid}-")]
+
+
+def test_an_output_cut_short_leaves_the_old_file_and_no_part(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    out.write_text("the last whole report")
+    with pytest.raises(KeyboardInterrupt), replaced(out, "w") as f:
+        f.write("the start of a new one")
+        raise KeyboardInterrupt
+    assert out.read_text() == "the last whole report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+    with replaced(out, "wb") as f:
+        f.write(b"a whole new one")
+    assert out.read_bytes() == b"a whole new one"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="umask and /dev/null: POSIX")
+def test_a_replaced_output_gets_the_permissions_a_plain_write_gives(tmp_path: Path) -> None:
+    mask = os.umask(0o022)
+    try:
+        plain = tmp_path / "plain"
+        plain.write_text("x")
+        with replaced(tmp_path / "new", "w") as f:
+            f.write("x")
+        assert (tmp_path / "new").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(mask)
+    with replaced(Path("/dev/null"), "w") as f:  # not a regular file: written in place
+        f.write("x")
+    assert Path("/dev/null").exists() and not Path("/dev/null").is_file()
