@@ -36,7 +36,7 @@ EXIT_CODES_HELP = (
     "DuckDB store, no permission, disk full), or a worker process that died twice on the "
     "same traces; 3 input errors (skipped files or "
     "records) or contracts that apply to no trace, with --strict; 4 no input file; "
-    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty); 130 interrupted."
+    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty); 130 interrupted, 143 terminated."
 )
 
 

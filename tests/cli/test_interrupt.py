@@ -1,4 +1,5 @@
-"""Ctrl-C during ``scan --jobs 2``: exit 130, nothing half-written, nothing left running.
+"""Ctrl-C (or SIGTERM) during ``scan --jobs 2``: exit 130 (143), nothing half-written, nothing
+left running.
 
 A real ``scan`` is interrupted while its worker processes decode: by a terminal's
 Ctrl-C (SIGINT to every process of the command) and by ``kill -INT`` of the scan
@@ -50,8 +51,13 @@ def _descendants(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc and forkserver workers: Linux here")
-@pytest.mark.parametrize("whom", ["the scan alone", "every process (a terminal)"])
-def test_ctrl_c_during_a_parallel_scan_ends_it_cleanly(tmp_path: Path, whom: str) -> None:
+@pytest.mark.parametrize(
+    ("whom", "code"),
+    [("the scan alone", 130), ("every process (a terminal)", 130), ("SIGTERM to the scan", 143)],
+)
+def test_ctrl_c_during_a_parallel_scan_ends_it_cleanly(
+    tmp_path: Path, whom: str, code: int
+) -> None:
     corpus = tmp_path / "spans.jsonl"
     _corpus(corpus, 12_000)  # 72k spans: several seconds of decoding on 2 workers
     report = tmp_path / "report.json"
@@ -73,11 +79,13 @@ def test_ctrl_c_during_a_parallel_scan_ends_it_cleanly(tmp_path: Path, whom: str
     time.sleep(0.3)  # decoding now
     if whom == "the scan alone":
         p.send_signal(signal.SIGINT)
+    elif whom == "SIGTERM to the scan":  # a cancelled CI job, ``timeout``, a stopped container
+        p.send_signal(signal.SIGTERM)
     else:
         os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)
     text = err.decode(errors="replace")
-    assert p.returncode == 130, (p.returncode, text[-2000:])
+    assert p.returncode == code, (p.returncode, text[-2000:])
     for crash in ("Traceback", "terminate called", "FATAL", "Aborted"):
         assert crash not in text, text[-2000:]
     assert not report.exists() and not list(tmp_path.glob(".report.json.*"))
