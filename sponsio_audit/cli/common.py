@@ -34,9 +34,9 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 no violation at or above --fail-on; 1 violations at or above it; "
     "2 usage or configuration error, or a path that cannot be used (not a folder, not a "
     "DuckDB store, no permission, disk full), or a worker process that died twice on the "
-    "same traces; 3 input errors (skipped files or "
-    "records) or contracts that apply to no trace, with --strict; 4 no input file; "
-    "5 no trace in the inputs; 6 no contract (4-6: unless --allow-empty); 130 interrupted, 143 terminated."
+    "same traces; 3 input errors (skipped files or records) or contracts that apply to no "
+    "trace, with --strict; 4 no input file; 5 no trace in the inputs; 6 no contract (4-6: "
+    "unless --allow-empty); 130 interrupted, 143 terminated."
 )
 
 

@@ -250,7 +250,7 @@ def _scan(o: ScanRun) -> int:
         where = ", ".join(str(p) for p in o.paths)
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
     if o.engine != Engine.spark.value:
-        o = replace(o, jobs=_prestart_workers(o.jobs, files))
+        o = replace(o, jobs=_prestart_workers(o.jobs, files, warn=not o.silent))
     from sponsio_audit.report import baseline as baselines
 
     cfg, src = contract_sources.load(o.contract_files, o.packs)
@@ -276,16 +276,24 @@ def _scan(o: ScanRun) -> int:
     return _exit_code(o, out)
 
 
-def _prestart_workers(jobs: int, files: list[tuple[str, int]]) -> int:
+def _prestart_workers(jobs: int, files: list[tuple[str, int]], warn: bool = True) -> int:
     """``--jobs`` resolved for these inputs (0: auto, ``workers.resolve_jobs``); with more
     than one, the workers' forkserver starts now, so that its start overlaps this
-    command's imports and configuration instead of delaying the first chunk (0.3 s)."""
-    from sponsio_audit.ingest.workers import prestart, resolve_jobs
+    command's imports and configuration instead of delaying the first chunk (0.3 s).
+    Where no worker can run (``workers.cannot_start``), 1, with a warning when more were
+    asked for explicitly (``warn``)."""
+    from sponsio_audit.ingest.workers import cannot_start, prestart, resolve_jobs
 
     stdin = any(p == "-" for p, _ in files)
-    jobs = resolve_jobs(jobs, None if stdin else sum(n for _, n in files))
-    prestart(jobs)
-    return jobs
+    resolved = resolve_jobs(jobs, None if stdin else sum(n for _, n in files))
+    if resolved > 1 and (why := cannot_start()) is not None:
+        if jobs > 1 and warn:
+            say_warning(
+                f"--jobs {jobs}: worker processes cannot run here: {why}; reading in this process"
+            )
+        return 1
+    prestart(resolved)
+    return resolved
 
 
 def _run(

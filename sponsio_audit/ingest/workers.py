@@ -25,6 +25,11 @@ then starts a new pool and runs those items again one at a time, so that an
 item that kills a worker alone is known: ``lost`` says what it becomes (ingest:
 its records listed as skipped, with the reason), else ``WorkerDied`` is raised.
 The other items, and the rest of the input, are mapped as before.
+
+Where worker processes cannot run at all (no semaphores: a read-only or missing
+``/dev/shm``; no process left to fork), ``map`` maps in this process instead, as with
+one job: the results do not depend on where they are computed. ``unavailable`` says
+why, for a caller that wants to tell its user.
 """
 
 from __future__ import annotations
@@ -108,6 +113,16 @@ def prestart(jobs: int) -> None:
         forkserver.ensure_running()
 
 
+def cannot_start() -> str | None:
+    """Why worker processes cannot run here, or None: a pool needs POSIX semaphores, which
+    a read-only or missing ``/dev/shm`` refuses (checked by making one, as a pool would)."""
+    try:
+        _context().Lock()
+    except OSError as e:
+        return f"{e.strerror or e} (a worker pool needs semaphores, in /dev/shm here)"
+    return None
+
+
 def _ready() -> None:
     """A task that does nothing: submitted at start, it makes the pool start a worker."""
 
@@ -157,6 +172,8 @@ class Workers:
         self._spool: Spool | None = None
         self._starting: threading.Thread | None = None
         self._failed: BaseException | None = None
+        self.unavailable: str | None = None
+        """Why the workers could not start (then ``map`` maps in this process), or None."""
 
     def __enter__(self) -> Workers:
         """With more than one job, start the workers now, on a thread: the forkserver's
@@ -169,8 +186,16 @@ class Workers:
     def _warm(self) -> None:
         try:
             self._fill()
+        except (OSError, BrokenProcessPool) as e:  # no semaphores, no fork: no workers here
+            self.unavailable = f"{type(e).__name__}: {e}"
+            self._close_pool()
         except BaseException as e:  # raised again by the first map
             self._failed = e
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def _fill(self) -> None:
         """Start (or restart) the pool and wait until each of its workers is up. A pool
@@ -201,11 +226,16 @@ class Workers:
             self._starting.join()
             self._starting = None
 
-    def _started(self) -> tuple[ProcessPoolExecutor, Spool]:
+    def _started(self) -> bool:
+        """Wait for the workers' start; False when they cannot run here (``unavailable``)."""
         self._await_start()
         if self._failed is not None:
             raise self._failed
-        return self._start()
+        if self.unavailable is None and self._pool is None:  # not started by __enter__
+            self._warm()
+            if self._failed is not None:
+                raise self._failed
+        return self.unavailable is None
 
     def _start(self) -> tuple[ProcessPoolExecutor, Spool]:
         if self._spool is None:
@@ -278,7 +308,7 @@ class Workers:
         An item a worker dies on twice (see the module doc) gives ``lost(item, how)``, or
         raises ``WorkerDied`` without ``lost``.
         """
-        if self.jobs == 1:
+        if self.jobs == 1 or self.unavailable is not None:
             yield from map(fn, items)
             return
         it = iter(items)
@@ -288,7 +318,9 @@ class Workers:
             except StopIteration:
                 return
             yield fn(item)
-        self._started()
+        if not self._started():  # no workers can run here: this process takes the rest
+            yield from map(fn, it)
+            return
         pending: deque[tuple[T, Future[Any]]] = deque()
         while True:
             try:
