@@ -217,17 +217,26 @@ def replaced(path: Path, mode: str) -> Iterator[IO[Any]]:
     """``path`` opened for writing (``mode`` "w", UTF-8, or "wb") through a file beside it that
     is renamed over ``path`` when the block ends without error, and removed otherwise: an
     output cut short (Ctrl-C, a full disk) leaves no truncated report where a whole one is
-    expected. A path that is not a regular file (``/dev/stdout``, a pipe) is written in place."""
+    expected. The new file keeps the old one's permissions (else a plain open's). Written in
+    place: a path that is not a regular file (``/dev/stdout``, a pipe), a symbolic link (its
+    target is the output), or one beside which no file can be made (a folder not writable)."""
     encoding = None if "b" in mode else "utf-8"
-    if path.exists() and not path.is_file():
+    part = None
+    if not path.is_symlink() and (path.is_file() or not path.exists()):
+        with contextlib.suppress(OSError):
+            fd, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    if part is None:
         with open(path, mode, encoding=encoding) as f:
             yield f
         return
-    fd, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
-        mask = os.umask(0)  # the permissions a plain open() would give the file (mkstemp: 0600)
-        os.umask(mask)
-        os.chmod(part, 0o666 & ~mask)
+        if path.exists():
+            bits = path.stat().st_mode & 0o7777
+        else:  # what a plain open() gives (mkstemp makes it 0600)
+            mask = os.umask(0)
+            os.umask(mask)
+            bits = 0o666 & ~mask
+        os.chmod(part, bits)
         with os.fdopen(fd, mode, encoding=encoding) as f:
             yield f
         os.replace(part, path)

@@ -129,3 +129,21 @@ def test_a_replaced_output_gets_the_permissions_a_plain_write_gives(tmp_path: Pa
     with replaced(Path("/dev/null"), "w") as f:  # not a regular file: written in place
         f.write("x")
     assert Path("/dev/null").exists() and not Path("/dev/null").is_file()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and symbolic links: POSIX")
+def test_a_replaced_output_keeps_its_mode_and_a_link_keeps_pointing(tmp_path: Path) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    with replaced(kept, "w") as f:
+        f.write("new")
+    assert kept.read_text() == "new" and kept.stat().st_mode & 0o777 == 0o640
+    target = tmp_path / "reports" / "latest.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    with replaced(link, "w") as f:
+        f.write("new")
+    assert link.is_symlink() and target.read_text() == "new"
