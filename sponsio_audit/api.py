@@ -165,6 +165,7 @@ def audit(
     regex_timeout_ms: float | None = None,
     limits: Limits = DEFAULT_LIMITS,
     raw_json: bool | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -187,6 +188,8 @@ def audit(
     ``limits`` bounds what one input file or record may cost (``ingest.limits``).
     ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
     only into ``db``), which nothing reads but a user's SQL or Parquet.
+    ``warn(line)`` is told what the user should know that is no error (an ingest worker that
+    died, its chunks read again).
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -201,7 +204,13 @@ def audit(
         say("reading traces…")
         try:
             ingest(
-                list(paths), store, group_by=group_by, jobs=jobs, progress=on_file, limits=limits
+                list(paths),
+                store,
+                group_by=group_by,
+                jobs=jobs,
+                progress=on_file,
+                limits=limits,
+                warn=warn,
             )
         except BaseException:
             store.close()

@@ -235,6 +235,7 @@ class Outcome:
     idle: str | None  # contracts whose agent has no event in any trace
     baseline: summary.BaselineUse | None
     written: tuple[int, int]  # violations and fingerprints written to --write-baseline
+    notes: tuple[str, ...] = ()  # warnings of the audit itself (a worker that died)
 
 
 def _scan(o: ScanRun) -> int:
@@ -265,6 +266,8 @@ def _scan(o: ScanRun) -> int:
         except baselines.BaselineError as e:
             raise UsageProblem([str(e)]) from None
     out = _run(o, files, cfg, src, ts, known, limits)
+    for note in out.notes if not o.silent else ():
+        say_warning(note)
     if not (o.quiet or o.silent):
         sys.stderr.write(summary.line(out.data, out.baseline) + "\n")
     if o.write_baseline is not None and not o.silent:
@@ -313,6 +316,7 @@ def _run(
     stores.prepare_for_scan(o.db, o.append)
     store = None
     audited = None  # the audit's result (Spark's tables are read from the store)
+    notes: list[str] = []
     try:
         with progress.bar(files, progress.wanted(o.quiet or o.silent)) as (tick, stage):
             if o.engine == Engine.spark.value:
@@ -333,6 +337,7 @@ def _run(
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
                     limits=limits, raw_json=True if o.parquet is not None else None,
+                    warn=notes.append,
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts
@@ -371,7 +376,7 @@ def _run(
     finally:
         if store is not None:
             store.close()
-    return Outcome(data, idle, use, written)
+    return Outcome(data, idle, use, written, tuple(notes))
 
 
 def _spark_scan(o: ScanRun, cfg: Any, store: Any) -> None:

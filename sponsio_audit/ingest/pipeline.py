@@ -270,13 +270,15 @@ def ingest(
     jobs: int = 1,
     limits: Limits = DEFAULT,
     progress: Callable[[str, int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
     ``jobs`` worker processes decode (1: none, all in this process; 0: auto, one
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
     depend on ``jobs``. ``limits`` bounds what one file or record may cost.
-    ``progress(path, spans so far)`` is called after each file.
+    ``progress(path, spans so far)`` is called after each file; ``warn(line)`` when a worker
+    process died and its chunks were read again (``Workers``).
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -295,7 +297,7 @@ def ingest(
     }
     if jobs == 0:
         jobs = resolve_jobs(0, input_bytes(paths))
-    with Workers(jobs) as workers, store.loading():
+    with Workers(jobs, warn=warn) as workers, store.loading():
         return _ingest(paths, store, group_by, bufs, workers, limits, progress)
 
 

@@ -163,7 +163,14 @@ Lost = Callable[[Any, str], Any]
 class Workers:
     """A process pool of ``jobs`` workers with an ordered, bounded ``map`` (inline when 1)."""
 
-    def __init__(self, jobs: int = 1, start_inline: bool | None = None) -> None:
+    def __init__(
+        self,
+        jobs: int = 1,
+        start_inline: bool | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        """``warn(line)`` is told when a worker died and the items it had were mapped again
+        (nothing is lost then, but the user may want to know: memory, most often)."""
         if jobs < 1:
             raise ValueError(f"Workers needs 1 or more jobs, not {jobs} (see resolve_jobs)")
         self.jobs = jobs
@@ -172,6 +179,7 @@ class Workers:
         self._spool: Spool | None = None
         self._starting: threading.Thread | None = None
         self._failed: BaseException | None = None
+        self._warn = warn
         self.unavailable: str | None = None
         """Why the workers could not start (then ``map`` maps in this process), or None."""
 
@@ -281,7 +289,12 @@ class Workers:
             pass
         again = [head[0], *(item for item, _ in rest)]
         rest.clear()
-        self._restart()
+        how = self._restart()
+        if self._warn is not None:
+            self._warn(
+                f"a worker process died ({how}); the {len(again)} chunk(s) in flight were "
+                "read again, one at a time"
+            )
         for item in again:
             try:
                 yield land(self._submit(fn, item).result())

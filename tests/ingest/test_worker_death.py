@@ -9,11 +9,13 @@ process: the totals still add up (records read = records loaded + skipped).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -21,6 +23,7 @@ import typer
 from sponsio_audit.cli.common import guarded
 from sponsio_audit.ingest import Store, chunks, inchunk, ingest, workers
 from sponsio_audit.ingest.workers import WorkerDied, Workers
+from tests.cli.conftest import CONFIG, cli
 
 from .conftest import OTEL
 
@@ -51,6 +54,15 @@ def _die_once(item: tuple[int, str]) -> int:
     return i
 
 
+def _dying_once_decode(item: inchunk.RangeChunk) -> tuple[chunks.Decoded, chunks.Traced]:
+    """``decode_traced``, but the first worker given the file's second chunk dies."""
+    marker = item.path + ".died"
+    if _in_worker() and item.offset > 0 and not os.path.exists(marker):
+        Path(marker).touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _decode_traced(item)
+
+
 def _dying_decode(item: inchunk.RangeChunk) -> tuple[chunks.Decoded, chunks.Traced]:
     """``decode_traced``, but a worker given the chunk with ``MARK`` in it dies."""
     if _in_worker() and any(MARK in rec for _, rec in item.read().records):
@@ -71,10 +83,12 @@ def test_an_item_that_kills_its_worker_twice_is_lost_alone() -> None:
 
 def test_items_in_flight_when_a_worker_dies_once_are_all_mapped(tmp_path: Path) -> None:
     marker = str(tmp_path / "died")
-    with Workers(2, start_inline=False) as w:
+    told: list[str] = []
+    with Workers(2, start_inline=False, warn=told.append) as w:
         got = list(w.map(_die_once, [(i, marker) for i in range(12)], lost=lambda i, how: None))
     assert os.path.exists(marker)  # a worker did die on item 5
     assert got == list(range(12))  # and nothing was lost: item 5 ran again, alone
+    assert len(told) == 1 and "killed by signal SIGKILL" in told[0] and "read again" in told[0]
 
 
 def test_without_lost_a_second_death_ends_the_map_with_one_clear_line(
@@ -124,3 +138,27 @@ def test_ingest_lists_the_chunk_a_worker_died_on_and_loads_the_rest(
     kept = [(r, sid) for r, sid in spans(whole) if r not in set(lost)]
     assert spans(store) == kept  # every other record loaded, as in one process
     assert kept and len(kept) < len(spans(whole))  # the lost chunk held spans too
+
+
+def test_scan_says_a_worker_died_and_reports_as_without_the_death(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(b"".join(lines * 12))
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 1_500)
+
+    def scan(name: str, jobs: str) -> tuple[Any, dict[str, Any]]:
+        out = tmp_path / f"{name}.json"
+        r = cli("scan", path, "-c", CONFIG, "--jobs", jobs, "-f", "json", "-o", out)
+        doc = json.loads(out.read_bytes())
+        return r, {k: doc[k] for k in ("summary", "violations", "undecided", "inputs")}
+
+    one, want = scan("one", "1")
+    monkeypatch.setattr(workers, "START_INLINE", False)
+    monkeypatch.setattr(inchunk, "decode_traced", _dying_once_decode)
+    two, got = scan("two", "2")
+    assert Path(str(path) + ".died").exists()  # a worker did die
+    assert two.exit_code == one.exit_code and got == want  # nothing lost
+    assert "warning: a worker process died (killed by signal SIGKILL" in two.stderr
+    assert "Traceback" not in two.stderr
