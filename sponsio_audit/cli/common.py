@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import sys
 import tempfile
@@ -94,6 +95,16 @@ class UsageProblem(Exception):
 def config_problem(lines: list[str]) -> UsageProblem:
     """Configuration errors: one ``FILE:LINE: yaml.path: message`` line each, exit 2."""
     return UsageProblem(lines, prefix=False)
+
+
+def started() -> None:
+    """A command's start-up is over: the objects it made (modules, configuration, contracts)
+    are frozen out of the garbage collector, which ``main`` kept off until now and is on from
+    here. Start-up makes hundreds of thousands of objects and no garbage worth a collection:
+    the demo scan took 0.58 -> 0.55 s (median of 10 pairs; user CPU 0.52 -> 0.48 s), a fixed
+    cost every command pays; no change measured on 200k spans (5 pairs)."""
+    gc.freeze()
+    gc.enable()
 
 
 def say_error(line: str) -> None:

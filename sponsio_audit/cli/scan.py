@@ -44,6 +44,7 @@ from sponsio_audit.cli.common import (
     prepare_output,
     say_error,
     say_warning,
+    started,
     writing,
 )
 
@@ -313,6 +314,7 @@ def _run(
     from sponsio_audit.report import baseline as baselines
     from sponsio_audit.report.data import load
 
+    started()  # imported and configured: the collector is on from here
     stores.prepare_for_scan(o.db, o.append)
     store = None
     audited = None  # the audit's result (Spark's tables are read from the store)
@@ -326,11 +328,11 @@ def _run(
                 from sponsio_audit.ingest import Store
 
                 stage("ingesting and evaluating on Spark")
-                started = datetime.now(timezone.utc)
+                began = datetime.now(timezone.utc)
                 store = Store.open(str(o.db) if o.db is not None else None)
                 _spark_scan(o, cfg, store)
                 audited_contracts = tuple(contract_sources.chosen(cfg, o.agent))
-                save_provenance(store, audited_contracts, cfg.files, started, src.items)
+                save_provenance(store, audited_contracts, cfg.files, began, src.items)
             else:
                 result = audit(
                     [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,
