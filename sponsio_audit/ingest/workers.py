@@ -195,10 +195,17 @@ class Workers:
         try:
             self._fill()
         except (OSError, BrokenProcessPool) as e:  # no semaphores, no fork: no workers here
-            self.unavailable = f"{type(e).__name__}: {e}"
-            self._close_pool()
+            self._give_up(e)
         except BaseException as e:  # raised again by the first map
             self._failed = e
+
+    def _give_up(self, e: BaseException) -> None:
+        """No worker can be started (any more): this process maps the rest (``unavailable``)."""
+        self.unavailable = f"{type(e).__name__}: {e}"
+        self._close_pool()
+        if self._warn is not None:
+            self._warn(f"worker processes cannot be started ({self.unavailable}); the rest is "
+                       "read in this process")  # fmt: skip
 
     def _close_pool(self) -> None:
         if self._pool is not None:
@@ -261,19 +268,28 @@ class Workers:
         procs = list((getattr(self._pool, "_processes", None) or {}).values())
         self._pool.shutdown(wait=True, cancel_futures=True)
         how = death(procs)
-        self._pool = None
-        self._start()
+        self._pool = None  # the next ``_submit`` starts a new one
         return how
 
     def _submit(self, fn: Callable[[T], R], item: T) -> Future[Any]:
-        """``fn(item)`` submitted; a pool that broke already gives a future that failed so."""
-        pool, spool = self._start()
+        """``fn(item)`` submitted; a pool that broke already gives a future that failed so.
+        Where no worker can be started any more (``OSError``: no process or semaphore left,
+        after a death), ``fn(item)`` runs here, as every later item does (``_give_up``)."""
+        done: Future[Any] = Future()
+        if self.unavailable is None:
+            try:
+                pool, spool = self._start()
+                return pool.submit(shipped, fn, spool.directory, item)
+            except BrokenProcessPool as e:
+                done.set_exception(e)
+                return done
+            except OSError as e:
+                self._give_up(e)
         try:
-            return pool.submit(shipped, fn, spool.directory, item)
-        except BrokenProcessPool as e:
-            failed: Future[Any] = Future()
-            failed.set_exception(e)
-            return failed
+            done.set_result(fn(item))
+        except Exception as e:  # raised where the result is asked for, as from a worker
+            done.set_exception(e)
+        return done
 
     def _landed(
         self, fn: Callable[[T], R], head: tuple[T, Future[Any]], rest: deque[tuple[T, Future[Any]]],
@@ -306,7 +322,11 @@ class Workers:
                         "time alone; run with --jobs 1 to read it in this process"
                     ) from None
                 yield lost(item, how)
-        self._fill()
+        if self.unavailable is None:
+            try:
+                self._fill()
+            except (OSError, BrokenProcessPool) as e:
+                self._give_up(e)
 
     def map(
         self, fn: Callable[[T], R], items: Iterable[T], lost: Lost | None = None

@@ -9,6 +9,7 @@ process: the totals still add up (records read = records loaded + skipped).
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
@@ -162,3 +163,28 @@ def test_scan_says_a_worker_died_and_reports_as_without_the_death(
     assert two.exit_code == one.exit_code and got == want  # nothing lost
     assert "warning: a worker process died (killed by signal SIGKILL" in two.stderr
     assert "Traceback" not in two.stderr
+
+
+def test_when_no_worker_can_be_started_after_a_death_the_rest_is_mapped_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a death, the new pool cannot fork (simulated: the OS's EAGAIN when the pool
+    starts a process): every item is still mapped, the rest in this process, and told."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    spawn = ProcessPoolExecutor._spawn_process  # type: ignore[attr-defined]
+    started: list[int] = []
+
+    def spawn_twice(self: Any) -> None:
+        if len(started) >= 2:  # the first pool's two workers only
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        started.append(1)
+        spawn(self)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", spawn_twice)
+    told: list[str] = []
+    with Workers(2, start_inline=False, warn=told.append) as w:
+        got = list(w.map(_die_on_7_and_11, range(16), lost=lambda i, how: ("lost", i)))
+    assert got == [i * 2 for i in range(16)]  # 7 and 11 ran here, where they do not die
+    assert w.unavailable is not None and "Resource temporarily unavailable" in w.unavailable
+    assert any("died" in t for t in told) and any("cannot be started" in t for t in told)
