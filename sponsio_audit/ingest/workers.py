@@ -275,16 +275,18 @@ class Workers:
         """``fn(item)`` submitted; a pool that broke already gives a future that failed so.
         Where no worker can be started any more (``OSError``: no process or semaphore left,
         after a death), ``fn(item)`` runs here, as every later item does (``_give_up``)."""
-        done: Future[Any] = Future()
+        done: Future[Any]
         if self.unavailable is None:
             try:
                 pool, spool = self._start()
                 return pool.submit(shipped, fn, spool.directory, item)
             except BrokenProcessPool as e:
+                done = Future()
                 done.set_exception(e)
                 return done
             except OSError as e:
                 self._give_up(e)
+        done = Future()
         try:
             done.set_result(fn(item))
         except Exception as e:  # raised where the result is asked for, as from a worker
