@@ -7,6 +7,7 @@ own output.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -21,7 +22,18 @@ from typer.testing import CliRunner
 from sponsio_audit.cli import app
 from tests.report.conftest import CONFIG, DEMO, REPO, TRACES, demo, write_traces
 
-__all__ = ["CONFIG", "DEMO", "REPO", "TRACES", "cli", "demo", "proc", "pty_run", "write_traces"]
+__all__ = [
+    "CONFIG",
+    "DEMO",
+    "REPO",
+    "TRACES",
+    "cli",
+    "demo",
+    "json_scan",
+    "proc",
+    "pty_run",
+    "write_traces",
+]
 
 
 def cli(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
@@ -34,6 +46,14 @@ def cli(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None =
         return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
     finally:
         os.chdir(old)
+
+
+def json_scan(trace_path: Path, out: Path, jobs: str) -> tuple[Any, dict[str, Any]]:
+    """``scan TRACE_PATH --jobs JOBS -f json -o OUT`` in process with the demo's contracts:
+    the click result, and the report's parts that do not depend on when it ran."""
+    r = cli("scan", trace_path, "-c", CONFIG, "--jobs", jobs, "-f", "json", "-o", out)
+    doc = json.loads(out.read_bytes())
+    return r, {k: doc[k] for k in ("summary", "violations", "undecided", "inputs")}
 
 
 def proc(

@@ -11,7 +11,6 @@ pool, the scan and its report are real.
 from __future__ import annotations
 
 import errno
-import json
 import multiprocessing.synchronize
 import os
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from sponsio_audit.ingest import workers
 from sponsio_audit.ingest.workers import Workers
-from tests.cli.conftest import CONFIG, TRACES, cli
+from tests.cli.conftest import TRACES, json_scan
 
 
 def _pid(i: int) -> tuple[int, int]:
@@ -52,15 +51,9 @@ def test_without_semaphores_the_items_are_mapped_here() -> None:
 def test_scan_jobs_2_without_semaphores_warns_and_reports_as_jobs_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def scan(name: str, jobs: str) -> tuple[Any, dict[str, Any]]:
-        out = tmp_path / f"{name}.json"
-        r = cli("scan", TRACES, "-c", CONFIG, "--jobs", jobs, "-f", "json", "-o", out)
-        doc = json.loads(out.read_bytes())
-        return r, {k: doc[k] for k in ("summary", "violations", "undecided", "inputs")}
-
-    one, want = scan("one", "1")
+    one, want = json_scan(TRACES, tmp_path / "one.json", "1")
     monkeypatch.setattr(multiprocessing.synchronize.SemLock, "__init__", _refuse)
-    two, got = scan("two", "2")
+    two, got = json_scan(TRACES, tmp_path / "two.json", "2")
     assert two.exit_code == one.exit_code and one.exit_code in (0, 1)
     assert got == want and want["summary"]["spans"] > 0
     assert "warning: --jobs 2: worker processes cannot run here: Read-only file system" in (

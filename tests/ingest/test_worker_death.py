@@ -10,7 +10,6 @@ process: the totals still add up (records read = records loaded + skipped).
 from __future__ import annotations
 
 import errno
-import json
 import multiprocessing
 import os
 import signal
@@ -24,7 +23,7 @@ import typer
 from sponsio_audit.cli.common import guarded
 from sponsio_audit.ingest import Store, chunks, inchunk, ingest, workers
 from sponsio_audit.ingest.workers import WorkerDied, Workers
-from tests.cli.conftest import CONFIG, cli
+from tests.cli.conftest import json_scan
 
 from .conftest import OTEL
 
@@ -149,16 +148,10 @@ def test_scan_says_a_worker_died_and_reports_as_without_the_death(
     path.write_bytes(b"".join(lines * 12))
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 1_500)
 
-    def scan(name: str, jobs: str) -> tuple[Any, dict[str, Any]]:
-        out = tmp_path / f"{name}.json"
-        r = cli("scan", path, "-c", CONFIG, "--jobs", jobs, "-f", "json", "-o", out)
-        doc = json.loads(out.read_bytes())
-        return r, {k: doc[k] for k in ("summary", "violations", "undecided", "inputs")}
-
-    one, want = scan("one", "1")
+    one, want = json_scan(path, tmp_path / "one.json", "1")
     monkeypatch.setattr(workers, "START_INLINE", False)
     monkeypatch.setattr(inchunk, "decode_traced", _dying_once_decode)
-    two, got = scan("two", "2")
+    two, got = json_scan(path, tmp_path / "two.json", "2")
     assert Path(str(path) + ".died").exists()  # a worker did die
     assert two.exit_code == one.exit_code and got == want  # nothing lost
     assert "warning: a worker process died (killed by signal SIGKILL" in two.stderr
