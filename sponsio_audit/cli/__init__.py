@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import signal
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -129,7 +130,8 @@ def main() -> None:
     does (``Terminated``: the store rolled back, the workers stopped, no report half-written).
     """
     gc.disable()
-    signal.signal(signal.SIGTERM, _terminate)
+    if threading.current_thread() is threading.main_thread():  # signals are the main thread's
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         app(prog_name="sponsio-audit")
     except Terminated:
