@@ -207,9 +207,11 @@ class Workers:
             self._warn(f"worker processes cannot be started ({self.unavailable}); the rest is "
                        "read in this process")  # fmt: skip
 
-    def _close_pool(self) -> None:
+    def _close_pool(self, cancel: bool = True) -> None:
+        """Stop the pool, if any (the next ``_start`` makes a new one); ``cancel``: drop the
+        items not yet started."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=cancel)
             self._pool = None
 
     def _fill(self) -> None:
@@ -224,9 +226,7 @@ class Workers:
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._await_start()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=et is not None)
-            self._pool = None
+        self._close_pool(cancel=et is not None)
         if self._spool is not None:
             self._spool.close()
             self._spool = None
@@ -263,13 +263,10 @@ class Workers:
 
     def _restart(self) -> str:
         """Replace a broken pool by a new one; how its worker died (``death``)."""
-        assert self._pool is not None
         # the executor's own record of its processes (it drops it at shutdown), if it has one
         procs = list((getattr(self._pool, "_processes", None) or {}).values())
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        how = death(procs)
-        self._pool = None  # the next ``_submit`` starts a new one
-        return how
+        self._close_pool()  # the next ``_submit`` starts a new one
+        return death(procs)
 
     def _submit(self, fn: Callable[[T], R], item: T) -> Future[Any]:
         """``fn(item)`` submitted; a pool that broke already gives a future that failed so.
