@@ -189,10 +189,17 @@ def audit(
     ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
     only into ``db``), which nothing reads but a user's SQL or Parquet.
     ``warn(line)`` is told what the user should know that is no error (an ingest worker that
-    died, its chunks read again).
+    died, its chunks read again); the same lines are kept in the provenance's ``warnings``.
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
+    told: list[str] = []
+
+    def warned(line: str) -> None:
+        told.append(line)
+        if warn is not None:
+            warn(line)
+
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
         cs = tuple(c for c in cs if c.agent in (agent, "*"))
@@ -210,7 +217,7 @@ def audit(
                 jobs=jobs,
                 progress=on_file,
                 limits=limits,
-                warn=warn,
+                warn=warned,
             )
         except BaseException:
             store.close()
@@ -256,7 +263,8 @@ def audit(
         contracts=contracts_table(cs),
         audit_stats=stats,
     )
-    prov = save_provenance(store, cs, getattr(contracts, "files", ()), started, sources, command)
+    files = getattr(contracts, "files", ())
+    prov = save_provenance(store, cs, files, started, sources, command, told)
     return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
 
 

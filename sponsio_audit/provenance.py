@@ -50,10 +50,13 @@ def provenance(
     config_files: Sequence[str | Path],
     started: datetime,
     command: Sequence[str] | None = None,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """What ran, when, on what: tool and semantics version, start time, command line, each
     contract file (the configuration's files, then any other file a contract came from)
-    with its sha256, pack name and contract count, each input file with its counts."""
+    with its sha256, pack name and contract count, each input file with its counts, and
+    the audit's ``warnings`` (a worker that died: what a job reading only the report must
+    still be told)."""
     from sponsio_audit.config import shipped_packs
 
     try:
@@ -88,6 +91,7 @@ def provenance(
         "command": list(sys.argv if command is None else command),
         "contract_files": contract_files,
         "inputs": inputs,
+        "warnings": list(warnings),
     }
 
 
@@ -104,10 +108,11 @@ def save_provenance(
     started: datetime,
     sources: Sequence[ConfigSource] = (),
     command: Sequence[str] | None = None,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Store the provenance and sources of an audit (``audit``, and ``scan --engine spark``,
     whose tables Spark made); the provenance."""
-    prov = provenance(store, contracts, config_files, started, command)
+    prov = provenance(store, contracts, config_files, started, command, warnings)
     replace_tables(
         store,
         provenance=pa.table({"doc": [json.dumps(prov, ensure_ascii=False)]}),

@@ -144,6 +144,7 @@ def provenance(prov: dict[str, Any]) -> str:
         f"sponsio-audit {e(prov.get('tool_version'))}, semantics {e(prov.get('semantics_version'))}"
         f", run at {e(prov.get('run_at'))}: {len(configs)} contract file(s), "
         f"{len(inputs)} input file(s)"
+        + (f", {len(prov['warnings'])} warning(s)" if prov.get("warnings") else "")
     )
     facts = [
         ("tool", f"sponsio-audit {prov.get('tool_version', '')}"),
@@ -152,6 +153,7 @@ def provenance(prov: dict[str, Any]) -> str:
         ("command", " ".join(prov.get("command", []) or [])),
     ]
     dl = "".join(f"<dt>{e(k)}</dt><dd><code>{e(v, 1000)}</code></dd>" for k, v in facts)
+    dl += "".join(f"<dt>warning</dt><dd>{e(w, 1000)}</dd>" for w in prov.get("warnings", []))
     items = "".join(
         f"<li><code>{e(c.get('path'), 300)}</code>"
         + (f" (pack <code>{e(c['pack'])}</code>)" if c.get("pack") else "")

@@ -1,16 +1,17 @@
-"""The ``json`` format: one document, schema ``sponsio-audit/report/1``, version ``1.1``.
+"""The ``json`` format: one document, schema ``sponsio-audit/report/1``, version ``1.2``.
 
 The shape is fixed by ``report.schema.json`` (JSON Schema 2020-12, shipped
 with the package; tests validate every output against it). Top level:
 
 - ``schema``: ``"sponsio-audit/report/1"``; a change that removes or
   retypes a field bumps the number, adding fields does not;
-- ``schema_version``: ``"1.1"``, the minor number counting additions
+- ``schema_version``: ``"1.2"``, the minor number counting additions
   (1.1: ``provenance``, ``undecided``, each contract's ``file`` and
-  ``line``);
+  ``line``; 1.2: ``provenance.warnings``);
 - ``provenance``: tool and semantics version, time of the run, command
   line, each contract file or pack with its sha256 and contract count,
-  each input file with its sha256 and counts (records, skipped, spans);
+  each input file with its sha256 and counts (records, skipped, spans),
+  and the audit's ``warnings`` (a worker process that died);
 - ``summary``: input and verdict totals, ``violations`` (after a baseline)
   and ``suppressed`` (hidden by it);
 - ``inputs``: ``files`` (path, format, bytes, sha256, records, skipped)
@@ -49,7 +50,7 @@ from sponsio_audit.report.options import RenderOptions
 from sponsio_audit.report.xmlchars import legal
 
 SCHEMA = "sponsio-audit/report/1"
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def _event(v: dict[str, Any]) -> dict[str, Any]:

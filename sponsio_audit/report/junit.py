@@ -137,6 +137,7 @@ def _provenance(suite: ET.Element, prov: dict[str, Any]) -> None:
         ("input_file", f"{f['path']} sha256 {f.get('sha256')} records {f.get('records')}")
         for f in prov.get("inputs", [])
     ]
+    facts += [("warning", w) for w in prov.get("warnings", [])]
     for name, value in facts:
         ET.SubElement(props, "property", name=name, value=x(value, 2000))
 

@@ -71,6 +71,8 @@ def _provenance(data: ReportData) -> list[str]:
         f"{code_span(' '.join(prov.get('command') or []), 500, cell=False)}",
         "",
     ]
+    lines += [f"**Warning:** {md_text(w, 600)}" for w in prov.get("warnings", [])]
+    lines += [""] if prov.get("warnings") else []
     rows = [
         [
             code_span(c.get("path"), 300),

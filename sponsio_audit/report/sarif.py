@@ -262,6 +262,10 @@ def document(data: ReportData, options: RenderOptions | None = None) -> dict[str
         for s in data.skipped
     ]
     notifications += undecided_notifications(data, index)
+    notifications += [
+        {"level": "warning", "message": {"text": xml_text(w, 600)}}
+        for w in prov.get("warnings", [])
+    ]
     invocation: dict[str, Any] = {
         "executionSuccessful": True,
         "toolExecutionNotifications": notifications,

@@ -185,7 +185,8 @@ def undecided_table(data: ReportData, top: int = TOP) -> Table:
 
 
 def provenance_table(prov: dict[str, Any]) -> Table:
-    """What ran: tool and semantics version, time, command line, contract and input files."""
+    """What ran: tool and semantics version, time, command line, contract and input files,
+    the audit's warnings."""
     table = Table(title="Provenance", title_justify="left", show_header=False)
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
@@ -205,6 +206,8 @@ def provenance_table(prov: dict[str, Any]) -> Table:
                 400,
             ),
         )
+    for w in prov.get("warnings", []):
+        table.add_row("warning", t(w, 600, "yellow"))
     return table
 
 

@@ -10,10 +10,13 @@ process: the totals still add up (records read = records loaded + skipped).
 from __future__ import annotations
 
 import errno
+import html
+import json
 import multiprocessing
 import os
 import signal
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ import typer
 from sponsio_audit.cli.common import guarded
 from sponsio_audit.ingest import Store, chunks, inchunk, ingest, workers
 from sponsio_audit.ingest.workers import WorkerDied, Workers
-from tests.cli.conftest import json_scan
+from tests.cli.conftest import CONFIG, cli, json_scan
 
 from .conftest import OTEL
 
@@ -156,6 +159,43 @@ def test_scan_says_a_worker_died_and_reports_as_without_the_death(
     assert two.exit_code == one.exit_code and got == want  # nothing lost
     assert "warning: a worker process died (killed by signal SIGKILL" in two.stderr
     assert "Traceback" not in two.stderr
+
+
+def test_a_worker_death_is_in_the_stored_report_in_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A nightly job that reads only the report (or re-renders the stored audit) must still
+    learn that a worker died: the provenance keeps the warning the scan printed."""
+    lines = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(b"".join(lines * 12))
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 1_500)
+    clean = tmp_path / "clean.json"
+    one = cli("scan", path, "-c", CONFIG, "--jobs", "1", "-f", "json", "-o", clean)
+    assert json.loads(clean.read_bytes())["provenance"]["warnings"] == []
+
+    monkeypatch.setattr(workers, "START_INLINE", False)
+    monkeypatch.setattr(inchunk, "decode_traced", _dying_once_decode)
+    db = tmp_path / "audit.duckdb"
+    r = cli("scan", path, "-c", CONFIG, "--jobs", "2", "--db", db, "-f", "json", "-o", clean)
+    assert r.exit_code == one.exit_code
+    said = [ln[len("warning: ") :] for ln in r.stderr.splitlines() if "worker process died" in ln]
+    assert len(said) == 1 and "killed by signal SIGKILL" in said[0]
+    assert json.loads(clean.read_bytes())["provenance"]["warnings"] == said
+
+    def rendered(fmt: str) -> str:
+        out = tmp_path / f"again.{fmt}"
+        assert cli("report", "--db", db, "-f", fmt, "-o", out).exit_code == 0
+        return out.read_text(encoding="utf-8")
+
+    assert json.loads(rendered("json"))["provenance"]["warnings"] == said
+    notes = json.loads(rendered("sarif"))["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert {"level": "warning", "message": {"text": said[0]}} in notes
+    junit = ET.fromstring(rendered("junit"))
+    warned = {p.get("value") for p in junit.iter("property") if p.get("name") == "warning"}
+    assert warned == {said[0]}
+    assert said[0] in rendered("markdown") and said[0] in rendered("table")
+    assert html.escape(said[0], quote=False) in rendered("html")
 
 
 def test_when_no_worker_can_be_started_after_a_death_the_rest_is_mapped_here(

@@ -50,7 +50,7 @@ def _render(db: Path, fmt: str, tmp_path: Path) -> str:
 def test_json_provenance(audited: tuple[Path, datetime, datetime], tmp_path: Path) -> None:
     db, before, after = audited
     doc: dict[str, Any] = json.loads(_render(db, "json", tmp_path))
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
     p = doc["provenance"]
     assert p["tool"] == "sponsio-audit" and p["tool_version"] == version("sponsio-audit")
     assert p["semantics_version"]
