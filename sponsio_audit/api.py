@@ -166,6 +166,7 @@ def audit(
     limits: Limits = DEFAULT_LIMITS,
     raw_json: bool | None = None,
     warn: Callable[[str], None] | None = None,
+    warnings: Sequence[str] = (),
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -189,11 +190,13 @@ def audit(
     ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
     only into ``db``), which nothing reads but a user's SQL or Parquet.
     ``warn(line)`` is told what the user should know that is no error (an ingest worker that
-    died, its chunks read again); the same lines are kept in the provenance's ``warnings``.
+    died, its chunks read again); the same lines are kept in the provenance's ``warnings``,
+    after ``warnings`` (the caller's own, given before the audit: ``scan``'s ``--jobs`` that
+    cannot run).
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
-    told: list[str] = []
+    told = list(warnings)
 
     def warned(line: str) -> None:
         told.append(line)

@@ -10,6 +10,7 @@ warning on stderr, an error (exit 3) with ``--strict``. See
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -252,7 +253,12 @@ def _scan(o: ScanRun) -> int:
         where = ", ".join(str(p) for p in o.paths)
         raise UsageProblem([f"no input file in {where} (--allow-empty accepts it)"], EXIT_NO_INPUT)
     if o.engine != Engine.spark.value:
-        o = replace(o, jobs=_prestart_workers(o.jobs, files, warn=not o.silent))
+        jobs, told = _prestart_workers(o.jobs, files)
+        o = replace(o, jobs=jobs)
+        for note in told if not o.silent else ():
+            say_warning(note)
+    else:
+        told = ()
     from sponsio_audit.report import baseline as baselines
 
     cfg, src = contract_sources.load(o.contract_files, o.packs)
@@ -266,7 +272,7 @@ def _scan(o: ScanRun) -> int:
             known = baselines.read(o.baseline)
         except baselines.BaselineError as e:
             raise UsageProblem([str(e)]) from None
-    out = _run(o, files, cfg, src, ts, known, limits)
+    out = _run(o, files, cfg, src, ts, known, limits, told)
     for note in out.notes if not o.silent else ():
         say_warning(note)
     if not (o.quiet or o.silent):
@@ -280,24 +286,24 @@ def _scan(o: ScanRun) -> int:
     return _exit_code(o, out)
 
 
-def _prestart_workers(jobs: int, files: list[tuple[str, int]], warn: bool = True) -> int:
+def _prestart_workers(jobs: int, files: list[tuple[str, int]]) -> tuple[int, tuple[str, ...]]:
     """``--jobs`` resolved for these inputs (0: auto, ``workers.resolve_jobs``); with more
     than one, the workers' forkserver starts now, so that its start overlaps this
     command's imports and configuration instead of delaying the first chunk (0.3 s).
-    Where no worker can run (``workers.cannot_start``), 1, with a warning when more were
-    asked for explicitly (``warn``)."""
+    Where no worker can run (``workers.cannot_start``), 1, with a warning to print and
+    record when more were asked for explicitly."""
     from sponsio_audit.ingest.workers import cannot_start, prestart, resolve_jobs
 
     stdin = any(p == "-" for p, _ in files)
     resolved = resolve_jobs(jobs, None if stdin else sum(n for _, n in files))
     if resolved > 1 and (why := cannot_start()) is not None:
-        if jobs > 1 and warn:
-            say_warning(
-                f"--jobs {jobs}: worker processes cannot run here: {why}; reading in this process"
+        if jobs > 1:
+            return 1, (
+                f"--jobs {jobs}: worker processes cannot run here: {why}; reading in this process",
             )
-        return 1
+        return 1, ()
     prestart(resolved)
-    return resolved
+    return resolved, ()
 
 
 def _run(
@@ -308,6 +314,7 @@ def _run(
     ts: list[outputs.Target],
     known: Any,
     limits: Any,
+    told: Sequence[str] = (),
 ) -> Outcome:
     """Audit (``api.audit``), and write every output (the store is closed after)."""
     from sponsio_audit.api import audit
@@ -339,7 +346,7 @@ def _run(
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
                     limits=limits, raw_json=True if o.parquet is not None else None,
-                    warn=notes.append,
+                    warn=notes.append, warnings=told,
                 )  # fmt: skip
                 store = result.store
                 audited_contracts = result.contracts
