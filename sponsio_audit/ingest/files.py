@@ -5,20 +5,23 @@ bytes are hashed and its event records read.
 every time); ``irregular`` names a FIFO, device or socket, which would block or
 never end if opened; ``file_hash`` reads a file once for its sha256 (a file seen
 before is a duplicate, ``duplicate_reason``) and its line ends (``line_ranges``);
-``event_records`` parses a file that holds events already. The pipeline and the
-Spark planner both use these, so the two read the same files the same way.
+``event_records`` parses a file that holds events already; ``prefix`` opens a file
+for its records as far as it was hashed, so that a file another program appends to
+while it is read is audited as hashed. The pipeline and the Spark planner both use
+these, so the two read the same files the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sponsio_audit.ingest import chunks
 from sponsio_audit.ingest.limits import Limits
@@ -88,23 +91,66 @@ def file_hash(path: str) -> tuple[str, int, LineIndex]:
     return h.hexdigest(), index.size, index
 
 
-def hash_beside(path: str) -> Future[str]:
-    """The file's sha256, computed on a thread of its own while the caller reads the file:
+class _Prefix(io.RawIOBase):
+    """The first ``size`` bytes of an open file (a raw, unbuffered one)."""
+
+    def __init__(self, raw: IO[bytes], size: int) -> None:
+        super().__init__()
+        self.raw, self.left, self.pos = raw, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self.left <= 0:
+            return 0
+        view = memoryview(b).cast("B")
+        n = self.raw.readinto(view[: self.left] if len(view) > self.left else view) or 0  # type: ignore[attr-defined]
+        self.left -= n
+        self.pos += n
+        return n
+
+    def tell(self) -> int:
+        return self.pos
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+PREFIX_BUFFER = 1 << 20
+"""Read-ahead of ``prefix``'s buffer: each refill is one Python call. ``readline`` of the
+139 MB bench file (700 KB lines) took 0.067 s with it, 0.10 s with the default 8 KB."""
+
+
+def prefix(path: str, size: int) -> IO[bytes]:
+    """The file's first ``size`` bytes (its size when hashed), buffered: what is hashed and
+    counted is what is read, even while a program appends to the file (a live log), and
+    the result does not depend on ``--jobs`` (workers read line ranges of the hashed
+    bytes)."""
+    return io.BufferedReader(_Prefix(open(path, "rb", buffering=0), size), PREFIX_BUFFER)
+
+
+def hash_beside(path: str, size: int) -> Future[str]:
+    """The sha256 of the file's first ``size`` bytes (those ``prefix`` reads), computed on a
+    thread of its own while the caller reads the file:
     hashlib and the reads release the GIL, so it costs the caller's core next to nothing.
     For a file that cannot be a duplicate (``Store.has_bytes``), whose hash is then only
     recorded, not needed before the read (one process, 139 MB: the first chunk 0.13 s
     sooner; 696 MB: 0.5 s)."""
-    return background("hash", _sha256, path)
+    return background("hash", _sha256, path, size)
 
 
-def _sha256(path: str) -> str:
+def _sha256(path: str, size: int) -> str:
     """Read into one buffer of ``_BESIDE_BLOCK`` bytes: few GIL hand-overs, no allocations."""
     h = hashlib.sha256()
     buf = bytearray(_BESIDE_BLOCK)
     view = memoryview(buf)
+    left = size
     with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buf):
+        while left > 0 and (n := f.readinto(view[: min(left, _BESIDE_BLOCK)])):
             h.update(view[:n])
+            left -= n
     return h.hexdigest()
 
 

@@ -55,6 +55,7 @@ from sponsio_audit.ingest.files import (
     input_bytes,
     irregular,
     otlp_decoder,
+    prefix,
     walk,
 )
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
@@ -156,8 +157,8 @@ def _file(r: _Run, path: str, display: str) -> None:
         r.shas[sha] = display
     r.pos = 0
 
-    def open_() -> IO[bytes]:
-        return decompressed(open(path, "rb"), r.limits)[0]
+    def open_() -> IO[bytes]:  # as far as it was hashed (a live log grows meanwhile)
+        return decompressed(prefix(path, size), r.limits)[0]
 
     n = bad = 0
     fmt = "unknown"
@@ -218,7 +219,7 @@ def _hashed(
         and size not in r.sizes
         and not r.store.has_bytes(size)
     ):
-        return hash_beside(path), (None, size, None)
+        return hash_beside(path, size), (None, size, None)
     return None, file_hash(path)
 
 

@@ -48,7 +48,9 @@ def test_hash_beside_is_the_files_sha256(tmp_path: Path, monkeypatch: pytest.Mon
     path = tmp_path / "big.pb"
     path.write_bytes(data)
     monkeypatch.setattr(files, "_BESIDE_BLOCK", 1 << 20)  # several reads, the last one short
-    assert files.hash_beside(str(path)).result() == hashlib.sha256(data).hexdigest()
+    assert files.hash_beside(str(path), len(data)).result() == hashlib.sha256(data).hexdigest()
+    cut = 2_200_123  # a prefix, as ``prefix`` reads it: not a block's multiple
+    assert files.hash_beside(str(path), cut).result() == hashlib.sha256(data[:cut]).hexdigest()
 
 
 def _tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:

@@ -1,0 +1,98 @@
+"""A file another program appends to while it is scanned (a live agent log) is audited as
+it was hashed: the records read are those of the bytes whose sha256 and size the files
+table records, with one process or with workers alike (``files.prefix``). Before, one
+process read a compressed file, a protobuf file or a large file hashed while read
+(``hash_beside``) on to its new end: the report's sha256 named bytes other than those
+audited, and ``--jobs 1`` and ``--jobs 2`` audited different traces."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sponsio_audit.ingest import Store, chunks, ingest, pipeline, workers
+
+from .conftest import FIXTURES, OTEL
+
+LINES = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _shifted(line: bytes) -> bytes:
+    """The same record with other trace ids (so that its spans are new ones)."""
+    return line.replace(b'"traceId": "', b'"traceId": "ff').replace(
+        b'"traceId":"', b'"traceId":"ff'
+    )
+
+
+def _ingest_while_growing(
+    path: Path, more: bytes, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Store, Any]:
+    """Ingest ``path``; once it is hashed (at its format's sniff), ``more`` is appended."""
+    sniff = pipeline.sniff
+    grown: list[int] = []
+
+    def sniff_then_grow(open_: Any, limits: Any) -> Any:
+        if not grown:
+            with path.open("ab") as f:
+                f.write(more)
+            grown.append(1)
+        return sniff(open_, limits)
+
+    monkeypatch.setattr(pipeline, "sniff", sniff_then_grow)
+    store = Store.open(None)
+    got = ingest([path], store, jobs=jobs)
+    monkeypatch.setattr(pipeline, "sniff", sniff)
+    assert grown, "the file did grow"
+    return store, got
+
+
+def _spans(store: Store) -> list[tuple[Any, ...]]:
+    return store.con.execute("SELECT trace_id, span_id, record FROM spans ORDER BY ALL").fetchall()
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "one process",
+        "one process, hashed while read",
+        "workers",
+        "gzip, one process",
+        "protobuf, one process",
+    ],
+)
+def test_a_file_that_grows_while_scanned_is_audited_as_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    body = b"".join(LINES * 4)
+    extra = b"".join(_shifted(line) for line in LINES)
+    assert extra != b"".join(LINES)  # the appended records hold other traces
+    name = "spans.jsonl.gz" if how.startswith("gzip") else "spans.jsonl"
+    if how.startswith("gzip"):
+        body, extra = gzip.compress(body), gzip.compress(extra)  # a second gzip member
+    if how.startswith("protobuf"):  # length-prefixed requests: the same ones again
+        name, body = "spans.otlp.pb", (FIXTURES / "demo/traces/coding_agent.otlp.pb").read_bytes()
+        extra = body
+    path = tmp_path / name
+    path.write_bytes(body)
+    want_store = Store.open(None)
+    want = ingest([path], want_store, jobs=1)  # the file as it was hashed, alone
+    assert want.skipped == 0 and want.spans > 0
+
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)  # several chunks
+    if how == "one process, hashed while read":
+        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0)
+    jobs = 1
+    if how == "workers":
+        monkeypatch.setattr(workers, "START_INLINE", False)
+        jobs = 2
+    store, got = _ingest_while_growing(path, extra, jobs, monkeypatch)
+
+    assert (got.records, got.spans, got.skipped) == (want.records, want.spans, 0)
+    assert _spans(store) == _spans(want_store)
+    ((size, sha),) = store.con.execute("SELECT bytes, sha256 FROM files").fetchall()
+    assert size == len(body) and sha == hashlib.sha256(body).hexdigest()
+    assert path.stat().st_size == len(body) + len(extra)  # it did grow
