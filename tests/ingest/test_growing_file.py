@@ -23,9 +23,11 @@ LINES = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
 
 def _shifted(line: bytes) -> bytes:
     """The same record with other trace ids (so that its spans are new ones)."""
-    return line.replace(b'"traceId": "', b'"traceId": "ff').replace(
-        b'"traceId":"', b'"traceId":"ff'
+    out = line.replace(b'"traceId":"00', b'"traceId":"ff').replace(
+        b'"traceId": "00', b'"traceId": "ff'
     )
+    assert out != line
+    return out
 
 
 def _ingest_while_growing(
@@ -96,3 +98,29 @@ def test_a_file_that_grows_while_scanned_is_audited_as_hashed(
     ((size, sha),) = store.con.execute("SELECT bytes, sha256 FROM files").fetchall()
     assert size == len(body) and sha == hashlib.sha256(body).hexdigest()
     assert path.stat().st_size == len(body) + len(extra)  # it did grow
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_record_cut_off_where_the_file_was_hashed_is_listed_as_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The writer was halfway through a line when the file was hashed: that line is one
+    skipped record, not a half-read trace, and the totals add up."""
+    whole = b"".join(LINES * 4)
+    last = _shifted(LINES[0])
+    half = len(last) // 2
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(whole + last[:half])
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)
+    if jobs == 2:
+        monkeypatch.setattr(workers, "START_INLINE", False)
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes(whole)
+    want = ingest([alone], Store.open(None), jobs=1)
+    store, got = _ingest_while_growing(path, last[half:], jobs, monkeypatch)
+    assert (got.records, got.skipped) == (want.records + 1, 1)  # records = loaded + skipped
+    ((record, reason),) = store.con.execute("SELECT record, reason FROM skipped").fetchall()
+    assert record == want.records + 1 and reason
+    assert got.spans == want.spans  # the half line gave no span
+    ids = store.con.execute("SELECT DISTINCT trace_id FROM spans").fetchall()
+    assert ids and not any(t.startswith("ff") for (t,) in ids)
