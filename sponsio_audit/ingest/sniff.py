@@ -219,19 +219,63 @@ def json_signal(obj: Any) -> str | None:
     return None
 
 
+def _varint(data: bytes, at: int) -> tuple[int, int] | None:
+    """(value, end) of the varint of at most 5 bytes at ``at``; None when ``data`` ends first."""
+    value = 0
+    for i in range(at, min(len(data), at + 5)):
+        value |= (data[i] & 0x7F) << (7 * (i - at))
+        if data[i] < 0x80:
+            return value, i + 1
+    return None
+
+
 def _raw_proto(head: bytes) -> bool:
-    """Field 1 (resource_spans), a varint length, then a ResourceSpans field tag."""
-    if head[:1] != b"\x0a":
+    """Field 1 (resource_spans), a varint length, then a ResourceSpans field (all three are
+    length-delimited) whose own length fits inside: blank lines (b"\n\n\n{") start like
+    the first two, never with a length that fits."""
+    if head[:1] != b"\x0a" or (outer := _varint(head, 1)) is None:
         return False
-    for i in range(1, min(len(head), 6)):
-        if head[i] < 0x80:
-            return i + 1 < len(head) and head[i + 1] in (0x0A, 0x12, 0x1A)
-    return False
+    length, at = outer
+    if at >= len(head) or head[at] not in (0x0A, 0x12, 0x1A):
+        return False
+    if length == 0:  # an empty ResourceSpans, then the next one
+        return head[at] == 0x0A
+    inner = _varint(head, at + 1)
+    return inner is not None and inner[1] - at + inner[0] <= length
+
+
+def _fits(head: bytes, open_: Opener, limits: Limits) -> bool:
+    """Whether the stream holds the first message its 4-byte length prefix announces, for a
+    prefix of padding then ``{``/``[`` (JSON after blank lines: b"\n\n\n{" is a 168 MB
+    length); read ahead only as far as a JSON document may be long."""
+    lead = head[: len(head) - len(head.lstrip(PAD))]
+    if head[len(lead) : len(lead) + 1] not in (b"{", b"[") or not lead.strip(b"\x00"):
+        return True
+    need = min(4 + int.from_bytes(head[:4], "big"), limits.record_bytes + 1)
+    got = 0
+    with open_() as f:
+        while got < need and (block := f.read(min(need - got, 1 << 20))):
+            got += len(block)
+    return got >= need
 
 
 def _delimited_proto(head: bytes) -> bool:
     """A 4-byte big-endian length, then a message, gzip or zstd frame (Collector ``proto``)."""
     return len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40
+
+
+def _first_content(head: bytes, open_: Opener) -> bytes:
+    """The stream's first byte that is no padding (whitespace, NUL, a BOM), or b"" when it
+    is all padding: from ``head``, else read on from the start on a stream of its own (the
+    caller's stays where it is)."""
+    text = head.lstrip(PAD)
+    if text or not head:
+        return text[:1]
+    with open_() as f:
+        while block := f.read(1 << 16):
+            if text := block.lstrip(PAD):
+                return text[:1]
+    return b""
 
 
 def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
@@ -242,11 +286,12 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """
     with open_() as f:
         head = f.read(16)
-        if not head:
-            return "empty", "none"
+        first = _first_content(head, open_)
+        if not first:
+            return "empty", "none"  # blank lines are no protobuf, though b"\n\n\n" parses as one
         if _raw_proto(head):
             return "otlp_proto", "raw"
-        if _delimited_proto(head) and head[:4].strip(PAD):
+        if _delimited_proto(head) and head[:4].strip(PAD) and _fits(head, open_, limits):
             # before padding is stripped: a length prefix may hold NUL, newline or `[` bytes
             return "otlp_proto", "delimited"
         text = head.lstrip(PAD)
@@ -308,6 +353,8 @@ def raw_lines(
                 continue
             if line[:1] == b"\x00":
                 line = line.lstrip(b"\x00")
+            if no == 1 and line[:3] == b"\xef\xbb\xbf":  # the file's BOM, alone on its line too
+                line = line[3:]
             if line.strip():
                 yield no, line
 
