@@ -94,7 +94,7 @@ def file_hash(path: str) -> tuple[str, int, LineIndex]:
 class _Prefix(io.RawIOBase):
     """The first ``size`` bytes of an open file (a raw, unbuffered one)."""
 
-    def __init__(self, raw: IO[bytes], size: int) -> None:
+    def __init__(self, raw: io.FileIO, size: int) -> None:
         super().__init__()
         self.raw, self.left, self.pos = raw, size, 0
 
@@ -104,8 +104,7 @@ class _Prefix(io.RawIOBase):
     def readinto(self, b: Any) -> int:
         if self.left <= 0:
             return 0
-        view = memoryview(b).cast("B")
-        n = self.raw.readinto(view[: self.left] if len(view) > self.left else view) or 0  # type: ignore[attr-defined]
+        n = self.raw.readinto(memoryview(b).cast("B")[: self.left]) or 0
         self.left -= n
         self.pos += n
         return n
@@ -148,7 +147,7 @@ def _sha256(path: str, size: int) -> str:
     view = memoryview(buf)
     left = size
     with open(path, "rb", buffering=0) as f:
-        while left > 0 and (n := f.readinto(view[: min(left, _BESIDE_BLOCK)])):
+        while left > 0 and (n := f.readinto(view[:left])):
             h.update(view[:n])
             left -= n
     return h.hexdigest()

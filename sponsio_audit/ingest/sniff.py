@@ -232,8 +232,9 @@ def _varint(data: bytes, at: int) -> tuple[int, int] | None:
 def _raw_proto(head: bytes) -> bool:
     """Field 1 (resource_spans), a varint length, then a ResourceSpans field (all three are
     length-delimited) whose own length fits inside: blank lines (b"\n\n\n{") start like
-    the first two, never with a length that fits."""
-    if head[:1] != b"\x0a" or (outer := _varint(head, 1)) is None:
+    the first two, never with a length that fits; padding alone (b"\n\x00\n\x00", two
+    empty ones) is read on as padding."""
+    if head[:1] != b"\x0a" or not head.strip(PAD) or (outer := _varint(head, 1)) is None:
         return False
     length, at = outer
     if at >= len(head) or head[at] not in (0x0A, 0x12, 0x1A):
@@ -264,20 +265,6 @@ def _delimited_proto(head: bytes) -> bool:
     return len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40
 
 
-def _first_content(head: bytes, open_: Opener) -> bytes:
-    """The stream's first byte that is no padding (whitespace, NUL, a BOM), or b"" when it
-    is all padding: from ``head``, else read on from the start on a stream of its own (the
-    caller's stays where it is)."""
-    text = head.lstrip(PAD)
-    if text or not head:
-        return text[:1]
-    with open_() as f:
-        while block := f.read(1 << 16):
-            if text := block.lstrip(PAD):
-                return text[:1]
-    return b""
-
-
 def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """(format, layout) of the stream: layout is lines | document | raw | delimited | none.
 
@@ -286,9 +273,8 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """
     with open_() as f:
         head = f.read(16)
-        first = _first_content(head, open_)
-        if not first:
-            return "empty", "none"  # blank lines are no protobuf, though b"\n\n\n" parses as one
+        if not head:
+            return "empty", "none"
         if _raw_proto(head):
             return "otlp_proto", "raw"
         if _delimited_proto(head) and head[:4].strip(PAD) and _fits(head, open_, limits):
