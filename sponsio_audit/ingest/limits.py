@@ -40,6 +40,9 @@ class Limits:
     ratio_floor: int = _limit(
         16 * MiB, "decompressed bytes below which ratio is not checked (small files compress well)"
     )
+    layers: int = _limit(
+        4, "gzip/zstd layers inside each other in one file or record; a deeper one is skipped"
+    )
     record_bytes: int = _limit(
         128 * MiB, "bytes of one record once decompressed: a JSON line, document or protobuf body"
     )
@@ -141,6 +144,14 @@ class LimitExceeded(Exception):
         super().__init__(f"{what} (limit {name}={value})")
         self.name = name
         self.value = value
+
+
+def stream_failure(e: Exception) -> str:
+    """The skip reason of a stream that broke while read: a bound's own reason, else the
+    error named (corrupt compression, I/O), at most 300 characters."""
+    if isinstance(e, LimitExceeded):
+        return str(e)
+    return f"unreadable stream: {type(e).__name__}: {e}"[:300]
 
 
 def check_ratio(limits: Limits, out: int, compressed: int, what: str) -> None:

@@ -58,7 +58,7 @@ from sponsio_audit.ingest.files import (
     prefix,
     walk,
 )
-from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
+from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import LineIndex
 from sponsio_audit.ingest.sniff import decompressed, sniff
 from sponsio_audit.ingest.staging import Stage
@@ -256,10 +256,7 @@ def _otlp(
 
 def _broken_stream(r: _Run, file_id: int, record: int, e: Exception) -> None:
     """List a stream-level failure (corrupt compression, I/O, a bound) as the file's next record."""
-    if isinstance(e, LimitExceeded):
-        r.skipped.add((file_id, record, str(e)))
-        return
-    r.skipped.add((file_id, record, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+    r.skipped.add((file_id, record, stream_failure(e)))
 
 
 def ingest(

@@ -87,19 +87,29 @@ def compression(head: bytes) -> str | None:
     return None
 
 
+def _too_deep(limits: Limits) -> LimitExceeded:
+    return LimitExceeded(
+        "layers", limits.layers, f"compressed more than {limits.layers} layers deep"
+    )
+
+
 def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], list[str]]:
     """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found.
 
-    A compressed stream is ``Bounded`` by ``limits`` (file bytes and ratio).
+    A compressed stream is ``Bounded`` by ``limits`` (file bytes and ratio); one with more
+    than ``limits.layers`` layers raises ``LimitExceeded`` when read.
     """
     layers: list[str] = []
     stream: IO[bytes] = raw
-    for _ in range(4):
+    while True:
         buf = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[type-var]
         layer = compression(buf.peek(4)[:4])
+        if layer is not None and len(layers) == limits.layers:
+            return io.BufferedReader(_TooDeep(limits)), layers
         if layer == "gzip":
             layers.append(layer)
-            stream = gzip.GzipFile(fileobj=buf)  # type: ignore[assignment]
+            # mode given: GzipFile takes an inner GzipFile's ``mode`` (an int) for its own
+            stream = gzip.GzipFile(fileobj=buf, mode="rb")  # type: ignore[assignment]
         elif layer == "zstd":
             layers.append(layer)
             stream = zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
@@ -107,7 +117,20 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
             return io.BufferedReader(Bounded(buf, raw, limits)), layers
         else:
             return buf, layers
-    return io.BufferedReader(Bounded(stream, raw, limits)), layers
+
+
+class _TooDeep(io.RawIOBase):
+    """A stream compressed deeper than ``limits.layers``: reading it raises the limit."""
+
+    def __init__(self, limits: Limits) -> None:
+        super().__init__()
+        self.limits = limits
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        raise _too_deep(self.limits)
 
 
 def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:
@@ -151,8 +174,10 @@ def _unzstd(data: bytes, cap: int, limits: Limits) -> bytes:
 def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
     """One record's bytes with per-record gzip/zstd compression removed (within ``limits``)."""
     cap = limits.record_bytes
-    for _ in range(4):
+    for depth in range(limits.layers + 1):
         compressed = len(data)
+        if depth == limits.layers and compression(data[:4]) is not None:
+            raise BadRecord(str(_too_deep(limits)))
         if data[:4] == ZSTD:
             try:
                 data = _unzstd(data, cap, limits)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, walk
+from sponsio_audit.ingest.limits import stream_failure
 from sponsio_audit.ingest.sniff import decompressed, sniff
 
 RANGE_BYTES = 16 << 20
@@ -133,7 +134,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             with open(path, "rb") as raw:
                 layers = decompressed(raw)[1]
         except Exception as e:  # a stream that breaks while sniffing: its record 1
-            out.skipped.append((file_id, 1, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+            out.skipped.append((file_id, 1, stream_failure(e)))
             out.files.append((file_id, name, "unknown", size, sha, 1, 1))
             continue
         if fmt in SKIPPED_WHOLE:

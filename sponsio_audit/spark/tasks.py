@@ -34,7 +34,7 @@ from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
-from sponsio_audit.ingest.limits import DEFAULT, Limits
+from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import open_range
 from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.tables import (
@@ -136,7 +136,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
             bad += c.take(d, unit.file_id)
     except Exception as e:  # the stream broke: the records read before it are kept
         n, bad = n + 1, bad + 1
-        c.skipped.add((unit.file_id, n, f"unreadable stream: {type(e).__name__}: {e}"[:300]))
+        c.skipped.add((unit.file_id, n, stream_failure(e)))
     return n, bad, fmt
 
 
