@@ -26,16 +26,10 @@ import pyarrow.compute as pc
 from sponsio_audit.ingest import otlp_json, otlp_logs, otlp_proto, otlp_structs
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.conventions import span_facts
+from sponsio_audit.ingest.layers import BadRecord, unwrap_record
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.proto_signal import proto_signal
-from sponsio_audit.ingest.sniff import (
-    BadRecord,
-    json_signal,
-    parse_line,
-    proto_records,
-    raw_lines,
-    unwrap_record,
-)
+from sponsio_audit.ingest.sniff import json_signal, parse_line, proto_records, raw_lines
 from sponsio_audit.ingest.tables import LOGS_SCHEMA, rows_batch
 from sponsio_audit.ingest.trace_tables import Traced, from_table
 from sponsio_audit.ingest.values import dumps

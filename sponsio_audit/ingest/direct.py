@@ -14,8 +14,9 @@ from typing import Any
 from sponsio_audit.event import EVENT_SCHEMA, Event, event_row
 from sponsio_audit.ingest import native, session_log, transcript
 from sponsio_audit.ingest.chunks import decode_document
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.parsed import Parsed
-from sponsio_audit.ingest.sniff import BadRecord, classify
+from sponsio_audit.ingest.sniff import classify
 from sponsio_audit.ingest.tables import decision_row
 
 _COLUMNS = tuple(EVENT_SCHEMA.names)

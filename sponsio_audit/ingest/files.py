@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from sponsio_audit.ingest import chunks
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.line_ranges import LineIndex
-from sponsio_audit.ingest.sniff import BadRecord, json_lines, read_document
+from sponsio_audit.ingest.sniff import json_lines, read_document
 from sponsio_audit.ingest.workers import AUTO_BYTES
 from sponsio_audit.threads import background
 

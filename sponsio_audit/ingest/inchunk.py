@@ -26,8 +26,8 @@ from sponsio_audit.ingest.chunks import (
     decode,
     events,
 )
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.line_ranges import range_records
-from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.trace_tables import from_columns
 
 

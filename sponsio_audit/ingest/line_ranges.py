@@ -17,8 +17,9 @@ from typing import IO, Any
 
 import numpy as np
 
+from sponsio_audit.ingest.layers import BadRecord, compression
 from sponsio_audit.ingest.limits import DEFAULT, Limits
-from sponsio_audit.ingest.sniff import BadRecord, compression, raw_lines
+from sponsio_audit.ingest.sniff import raw_lines
 
 
 @dataclass
@@ -54,7 +55,7 @@ class LineIndex:
         self.lines = lines + _newlines(block, counted, len(block))
 
     def compressed(self) -> bool:
-        """Whether the file starts with a gzip or zstd header (``sniff.compression``)."""
+        """Whether the file starts with a gzip or zstd header (``layers.compression``)."""
         return compression(self.head) is not None
 
     def ranges(self) -> list[tuple[int, int, int]]:

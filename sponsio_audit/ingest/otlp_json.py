@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sponsio_audit.ingest.columns import Columns
-from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS
 from sponsio_audit.ingest.values import cut, dumps, json_attrs, norm_id, to_int
 

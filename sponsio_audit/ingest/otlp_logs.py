@@ -29,8 +29,8 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sponsio_audit.ingest.conventions import FACT_FIELDS, span_facts
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.payloads import TOOL_FINISH
-from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.values import (
     dumps,
     json_any,

@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sponsio_audit.ingest.columns import Columns
-from sponsio_audit.ingest.sniff import BadRecord
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.spans import GENAI_EVENTS, KINDS, STATUS
 from sponsio_audit.ingest.values import MAX_STR, cut, dumps, pb_attrs
 

@@ -58,9 +58,10 @@ from sponsio_audit.ingest.files import (
     prefix,
     walk,
 )
+from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import LineIndex
-from sponsio_audit.ingest.sniff import decompressed, sniff
+from sponsio_audit.ingest.sniff import sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
 from sponsio_audit.ingest.workers import Workers, resolve_jobs

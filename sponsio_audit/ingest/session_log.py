@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from sponsio_audit.event import ATTEMPT_RESULTS, EVENT_TYPES, Event
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.parsed import Parsed, ts_ns
-from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.values import as_args, as_text, cap
 
 CONVENTION = "sponsio_session"

@@ -36,9 +36,9 @@ from typing import Any
 
 from sponsio_audit.event import Event
 from sponsio_audit.ingest import messages as m
+from sponsio_audit.ingest.layers import BadRecord
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.parsed import Parsed
-from sponsio_audit.ingest.sniff import BadRecord
 from sponsio_audit.ingest.values import as_args, as_text, cap, to_count
 
 CONVENTION = "transcript"

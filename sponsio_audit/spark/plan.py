@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, walk
+from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import stream_failure
-from sponsio_audit.ingest.sniff import decompressed, sniff
+from sponsio_audit.ingest.sniff import sniff
 
 RANGE_BYTES = 16 << 20
 """Bytes of an OTLP JSON Lines file read by one task (cut at the next line end)."""

@@ -34,9 +34,9 @@ from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
 from sponsio_audit.ingest.files import event_records, otlp_decoder
+from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import open_range
-from sponsio_audit.ingest.sniff import decompressed
 from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,

@@ -1,0 +1,182 @@
+"""Compression layers of a file or record (gzip ``1F 8B``, zstd ``28 B5 2F FD``), peeled off
+by magic bytes, possibly inside each other up to ``Limits.layers`` deep, every read bounded
+(``Limits``: decompressed bytes, their ratio to the compressed ones).
+
+Whole files (``decompressed``) are read as streams; one record of a length-prefixed file
+(``unwrap_record``) in bounded steps. ``BadRecord`` is the error of a record that cannot
+be read, here and in every reader after (``sniff`` and the decoders).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from typing import IO, Any
+
+import zstandard
+
+from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
+
+GZIP = b"\x1f\x8b"
+ZSTD = b"\x28\xb5\x2f\xfd"
+_STEP = 1 << 20
+
+
+class BadRecord(Exception):
+    """A record that cannot be read; the message is the one-line skip reason."""
+
+
+class Bounded(io.RawIOBase):
+    """A decompressed stream that raises ``LimitExceeded`` past ``file_bytes`` or ``ratio``."""
+
+    def __init__(self, inner: IO[bytes], raw: IO[bytes], limits: Limits) -> None:
+        super().__init__()
+        self.inner, self.raw, self.limits, self.out = inner, raw, limits, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        """Fill ``b`` from the inner stream, counting decompressed bytes against the limits."""
+        n = self.inner.readinto(b)  # type: ignore[attr-defined]
+        self.out += n
+        if self.out > self.limits.file_bytes:
+            raise LimitExceeded(
+                "file_bytes",
+                self.limits.file_bytes,
+                f"decompressed stream over {self.limits.file_bytes} bytes; rest of file skipped",
+            )
+        try:
+            compressed = self.raw.tell()
+        except (OSError, ValueError):
+            compressed = 0
+        check_ratio(self.limits, self.out, compressed, "compression bomb; rest of file skipped")
+        return int(n)
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def compression(head: bytes) -> str | None:
+    """The compression layer a stream starting with ``head`` (its first 4 bytes) has, by
+    magic bytes: "gzip", "zstd", or None. The one test of ``decompressed`` and of
+    ``line_ranges``, so a file is never read raw where the stream reader would unpack it."""
+    if head[:2] == GZIP:
+        return "gzip"
+    if head[:4] == ZSTD:
+        return "zstd"
+    return None
+
+
+def _too_deep(limits: Limits) -> LimitExceeded:
+    return LimitExceeded(
+        "layers", limits.layers, f"compressed more than {limits.layers} layers deep"
+    )
+
+
+def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], list[str]]:
+    """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found.
+
+    A compressed stream is ``Bounded`` by ``limits`` (file bytes and ratio); one with more
+    than ``limits.layers`` layers raises ``LimitExceeded`` when read.
+    """
+    layers: list[str] = []
+    stream: IO[bytes] = raw
+    while True:
+        buf = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[type-var]
+        layer = compression(buf.peek(4)[:4])
+        if layer is not None and len(layers) == limits.layers:
+            return io.BufferedReader(_TooDeep(limits)), layers
+        if layer == "gzip":
+            layers.append(layer)
+            # mode given: GzipFile takes an inner GzipFile's ``mode`` (an int) for its own
+            stream = gzip.GzipFile(fileobj=buf, mode="rb")  # type: ignore[assignment]
+        elif layer == "zstd":
+            layers.append(layer)
+            stream = zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
+        elif layers:
+            return io.BufferedReader(Bounded(buf, raw, limits)), layers
+        else:
+            return buf, layers
+
+
+class _TooDeep(io.RawIOBase):
+    """A stream compressed deeper than ``limits.layers``: reading it raises the limit."""
+
+    def __init__(self, limits: Limits) -> None:
+        super().__init__()
+        self.limits = limits
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        raise _too_deep(self.limits)
+
+
+def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:
+    """Every gzip member of ``data`` decompressed in steps, stopping past ``cap`` bytes
+    (the result is then longer than ``cap``) or at a bomb's ratio (``BadRecord``)."""
+    out: list[bytes] = []
+    n, size = 0, len(data)
+    while data[:2] == GZIP and n <= cap:
+        d = zlib.decompressobj(wbits=31)
+        buf = data
+        while not d.eof and n <= cap:
+            piece = d.decompress(buf, _STEP)
+            buf = d.unconsumed_tail
+            if not piece and not buf and not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, size, "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
+        data = d.unused_data
+    return b"".join(out)
+
+
+def _unzstd(data: bytes, cap: int, limits: Limits) -> bytes:
+    """A zstd record decompressed in steps, stopping past ``cap`` bytes or a bomb's ratio."""
+    out: list[bytes] = []
+    n = 0
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        while n <= cap and (piece := r.read(_STEP)):
+            out.append(piece)
+            n += len(piece)
+            try:
+                check_ratio(limits, n, len(data), "compressed record is a bomb")
+            except LimitExceeded as e:
+                raise BadRecord(str(e)) from None
+    return b"".join(out)
+
+
+def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
+    """One record's bytes with per-record gzip/zstd compression removed (within ``limits``)."""
+    cap = limits.record_bytes
+    for depth in range(limits.layers + 1):
+        compressed = len(data)
+        if depth == limits.layers and compression(data[:4]) is not None:
+            raise BadRecord(str(_too_deep(limits)))
+        if data[:4] == ZSTD:
+            try:
+                data = _unzstd(data, cap, limits)
+            except zstandard.ZstdError as e:
+                raise BadRecord(f"corrupt zstd record: {e}") from None
+        elif data[:2] == GZIP:
+            try:
+                data = _gunzip(data, cap, limits)
+            except (OSError, EOFError, zlib.error) as e:
+                raise BadRecord(f"corrupt gzip record: {e}") from None
+        else:
+            return data
+        try:
+            if len(data) > cap:
+                raise LimitExceeded("record_bytes", cap, "record over the size limit")
+            check_ratio(limits, len(data), compressed, "compressed record is a bomb")
+        except LimitExceeded as e:
+            raise BadRecord(str(e)) from None
+    return data
