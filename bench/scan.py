@@ -20,7 +20,10 @@ and prints, in one run, every figure issue 14 asks for:
    CPUs; its verdict counts must equal the in-process run's. Then the same command on
    the file's first record (``FEW_SPANS`` spans), best of 3: about the fixed
    cost of any scan (start-up, imports, configuration, store, report), and
-   the rate beyond it.
+   the rate beyond it. Last, the Amdahl bound of this command here: the
+   fixed cost and every stage after ingest run on one core, the rest of the
+   command's CPU (its ingest, workers included) on all of them; no
+   scheduling makes it faster than that, only less CPU does.
 3. **Sponsio 0.2.0a21** on the same tool events (the store's ``tool_call``,
    ``llm_request`` and ``llm_response`` events of ``--sample`` traces as
    Sponsio ``Event``s, tokens in ``args["tokens"]`` where its
@@ -439,6 +442,19 @@ def main(argv: list[str] | None = None) -> None:
         f" cost, start-up, imports, configuration, store, report; best of 3):"
         f" {start['wall']:.2f} s wall, {start['cpu']:.2f} s CPU,"
         f" {start['faults']:,} page faults; {beyond:,.0f} spans/s wall beyond it"
+    )
+    # Amdahl: what runs on one core whatever --jobs (the fixed cost, and everything after
+    # ingest: the audit, report tables and writing), plus the rest of the command's CPU (the
+    # ingest of all its processes) spread over every CPU. No scheduling gets under it.
+    tail_wall = sum(w for k, (w, _, _) in best.items() if k != "ingest")
+    tail_cpu = sum(c for k, (_, c, _) in best.items() if k != "ingest")
+    spread = max(command["cpu"] - start["cpu"] - tail_cpu, 0.0)
+    bound = start["wall"] + tail_wall + spread / ncpu
+    print(
+        f"  its serial part ({start['wall']:.2f} s fixed cost, {tail_wall:.2f} s from the audit"
+        f" to the written report) plus the rest of its CPU ({spread:.2f} s, the ingest) spread"
+        f" over {ncpu} CPUs: at least {bound:.2f} s, at most {s.spans / bound:,.0f} spans/s"
+        f" here; the command took {command['wall'] / bound:.2f}x that"
     )
     sp = sponsio_rate(store, a.sample)
     ids = sorted({t for t, _ in sp["per trace violated"]} | set(_sample_ids(store, a.sample)))
