@@ -3,8 +3,10 @@ by magic bytes, possibly inside each other up to ``Limits.layers`` deep, every r
 (``Limits``: decompressed bytes, their ratio to the compressed ones).
 
 Whole files (``decompressed``) are read as streams; one record of a length-prefixed file
-(``unwrap_record``) in bounded steps. ``BadRecord`` is the error of a record that cannot
-be read, here and in every reader after (``sniff`` and the decoders).
+(``unwrap_record``) in bounded steps. Data cut short inside its last gzip member or zstd
+frame is an error, never a shorter stream (``zstd_frames``). ``BadRecord`` is the error
+of a record that cannot be read, here and in every reader after (``sniff`` and the
+decoders).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import IO, Any
 import zstandard
 
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
+from sponsio_audit.ingest.zstd_frames import ZstdReader
 
 GZIP = b"\x1f\x8b"
 ZSTD = b"\x28\xb5\x2f\xfd"
@@ -39,7 +42,7 @@ class Bounded(io.RawIOBase):
 
     def readinto(self, b: Any) -> int:
         """Fill ``b`` from the inner stream, counting decompressed bytes against the limits."""
-        n = self.inner.readinto(b)  # type: ignore[attr-defined]
+        n = _step(self.inner, b)
         self.out += n
         if self.out > self.limits.file_bytes:
             raise LimitExceeded(
@@ -57,6 +60,80 @@ class Bounded(io.RawIOBase):
     def close(self) -> None:
         self.inner.close()
         super().close()
+
+
+def _step(inner: Any, b: Any) -> int:
+    """One read of ``inner`` into ``b``: ``readinto1`` where it has one, a decompressor's
+    single step, whose error comes in a call that read nothing (never after bytes it drops)."""
+    step = getattr(inner, "readinto1", None) or inner.readinto
+    return int(step(b))
+
+
+class _Kept(io.RawIOBase):
+    """``inner`` read a step at a time, whose error is kept: from it on the stream reads as
+    ended, and ``Reader`` raises it where it would report the end, once every byte read
+    before the error is out (a ``BufferedReader`` drops the bytes it gathered in the call
+    that raised: the lines before a truncated gzip's cut were lost with it)."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self.inner = inner
+        self.error: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self.error is not None:
+            return 0
+        try:
+            return _step(self.inner, b)
+        except Exception as e:  # corrupt or cut-short data, a limit, I/O: said at the end
+            self.error = e
+            return 0
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+class Reader(io.BufferedReader):
+    """A buffered ``_Kept`` stream: every byte before its error, then the error where the
+    end (or a line, record or block cut short by it) would be returned."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(_Kept(inner))
+
+    def _failed(self, short: bool) -> None:
+        error = self.raw.error  # type: ignore[attr-defined]
+        if short and error is not None:
+            raise error
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self._failed(size is None or size < 0 or len(data) < size)
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        data = super().read1(size)
+        self._failed(not data and size != 0)
+        return data
+
+    def readinto1(self, b: Any) -> int:
+        n = super().readinto1(b)
+        self._failed(not n and len(b) > 0)
+        return n
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        whole = line.endswith(b"\n") or (size is not None and 0 <= size <= len(line))
+        self._failed(not whole)
+        return line
+
+    def peek(self, size: int = 0) -> bytes:
+        data = super().peek(size)
+        self._failed(not data)
+        return data
 
 
 def compression(head: bytes) -> str | None:
@@ -92,12 +169,12 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
         if layer == "gzip":
             layers.append(layer)
             # mode given: GzipFile takes an inner GzipFile's ``mode`` (an int) for its own
-            stream = gzip.GzipFile(fileobj=buf, mode="rb")  # type: ignore[assignment]
+            stream = Reader(gzip.GzipFile(fileobj=buf, mode="rb"))
         elif layer == "zstd":
             layers.append(layer)
-            stream = zstandard.ZstdDecompressor().stream_reader(buf, read_across_frames=True)
+            stream = Reader(ZstdReader(buf))
         elif layers:
-            return io.BufferedReader(Bounded(buf, raw, limits)), layers
+            return Reader(Bounded(buf, raw, limits)), layers
         else:
             return buf, layers
 
@@ -140,10 +217,11 @@ def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:
 
 
 def _unzstd(data: bytes, cap: int, limits: Limits) -> bytes:
-    """A zstd record decompressed in steps, stopping past ``cap`` bytes or a bomb's ratio."""
+    """A zstd record (every frame of it) decompressed in steps, stopping past ``cap`` bytes
+    or a bomb's ratio; a record whose last frame is cut short raises ``EOFError``."""
     out: list[bytes] = []
     n = 0
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+    with ZstdReader(io.BytesIO(data)) as r:
         while n <= cap and (piece := r.read(_STEP)):
             out.append(piece)
             n += len(piece)
@@ -164,7 +242,7 @@ def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
         if data[:4] == ZSTD:
             try:
                 data = _unzstd(data, cap, limits)
-            except zstandard.ZstdError as e:
+            except (zstandard.ZstdError, EOFError) as e:
                 raise BadRecord(f"corrupt zstd record: {e}") from None
         elif data[:2] == GZIP:
             try:
