@@ -19,10 +19,10 @@ from typing import IO, Any
 import zstandard
 
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
-from sponsio_audit.ingest.zstd_frames import ZstdReader
+from sponsio_audit.ingest.zstd_frames import MAGIC, ZstdReader
 
 GZIP = b"\x1f\x8b"
-ZSTD = b"\x28\xb5\x2f\xfd"
+ZSTD = MAGIC.to_bytes(4, "little")
 _STEP = 1 << 20
 
 
@@ -75,9 +75,9 @@ class _Kept(io.RawIOBase):
     before the error is out (a ``BufferedReader`` drops the bytes it gathered in the call
     that raised: the lines before a truncated gzip's cut were lost with it)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, below: IO[bytes] | None = None) -> None:
         super().__init__()
-        self.inner = inner
+        self.inner, self.below = inner, below
         self.error: BaseException | None = None
 
     def readable(self) -> bool:
@@ -94,15 +94,18 @@ class _Kept(io.RawIOBase):
 
     def close(self) -> None:
         self.inner.close()
+        if self.below is not None:
+            self.below.close()
         super().close()
 
 
 class Reader(io.BufferedReader):
     """A buffered ``_Kept`` stream: every byte before its error, then the error where the
-    end (or a line, record or block cut short by it) would be returned."""
+    end (or a line, record or block cut short by it) would be returned. ``below``: the
+    stream ``inner`` reads, closed with it (a ``GzipFile`` leaves its ``fileobj`` open)."""
 
-    def __init__(self, inner: Any) -> None:
-        super().__init__(_Kept(inner))
+    def __init__(self, inner: Any, below: IO[bytes] | None = None) -> None:
+        super().__init__(_Kept(inner, below))
 
     def _failed(self, short: bool) -> None:
         error = self.raw.error  # type: ignore[attr-defined]
@@ -157,7 +160,7 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
     """``raw`` with gzip/zstd layers peeled off (by magic bytes), and the layers found.
 
     A compressed stream is ``Bounded`` by ``limits`` (file bytes and ratio); one with more
-    than ``limits.layers`` layers raises ``LimitExceeded`` when read.
+    than ``limits.layers`` layers raises ``LimitExceeded`` (``raw`` closed).
     """
     layers: list[str] = []
     stream: IO[bytes] = raw
@@ -165,11 +168,12 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
         buf = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[type-var]
         layer = compression(buf.peek(4)[:4])
         if layer is not None and len(layers) == limits.layers:
-            return io.BufferedReader(_TooDeep(limits)), layers
+            buf.close()
+            raise _too_deep(limits)
         if layer == "gzip":
             layers.append(layer)
             # mode given: GzipFile takes an inner GzipFile's ``mode`` (an int) for its own
-            stream = Reader(gzip.GzipFile(fileobj=buf, mode="rb"))
+            stream = Reader(gzip.GzipFile(fileobj=buf, mode="rb"), buf)
         elif layer == "zstd":
             layers.append(layer)
             stream = Reader(ZstdReader(buf))
@@ -177,20 +181,6 @@ def decompressed(raw: IO[bytes], limits: Limits = DEFAULT) -> tuple[IO[bytes], l
             return Reader(Bounded(buf, raw, limits)), layers
         else:
             return buf, layers
-
-
-class _TooDeep(io.RawIOBase):
-    """A stream compressed deeper than ``limits.layers``: reading it raises the limit."""
-
-    def __init__(self, limits: Limits) -> None:
-        super().__init__()
-        self.limits = limits
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        raise _too_deep(self.limits)
 
 
 def _gunzip(data: bytes, cap: int, limits: Limits) -> bytes:

@@ -12,7 +12,8 @@ import pytest
 import zstandard
 
 from sponsio_audit.ingest import Store, ingest
-from sponsio_audit.ingest.limits import Limits
+from sponsio_audit.ingest.layers import decompressed
+from sponsio_audit.ingest.limits import LimitExceeded, Limits
 
 from .conftest import OTEL, events, rows
 
@@ -107,3 +108,22 @@ def test_a_record_deeper_than_the_limit_costs_only_itself(tmp_path: Path) -> Non
     full = tmp_path / "full.pb"
     full.write_bytes(_delimited(a, b, c))
     assert raised == _events(full)[1]
+
+
+@pytest.mark.parametrize("stack", [*STACKS, ("gzip",) * 5], ids="+".join)
+def test_closing_the_stream_closes_the_file(tmp_path: Path, stack: tuple[str, ...]) -> None:
+    """A scan of a directory of compressed logs opens each file once: closing what
+    ``decompressed`` gave (or its refusal of a file too deep) closes the file, also under
+    gzip, whose ``GzipFile`` leaves the stream it reads open."""
+    path = tmp_path / "packed"
+    path.write_bytes(_wrap((OTEL / "genai.jsonl").read_bytes(), stack))
+    raw = path.open("rb")
+    try:
+        stream, layers = decompressed(raw)
+    except LimitExceeded:
+        assert len(stack) == 5
+    else:
+        assert layers == list(reversed(stack))
+        assert stream.read().startswith(b'{"resourceSpans"')
+        stream.close()
+    assert raw.closed
