@@ -25,9 +25,10 @@ Every record is loaded or listed in ``skipped`` with its file and record number;
 record 0 stands for the whole file (empty, unrecognised, logs/metrics, unreadable,
 not a regular file). A file whose sha256 is already in ``files`` is not read again:
 it is listed in ``files`` with format ``duplicate`` and in ``skipped`` (record 0)
-naming the earlier file. A file is hashed before it is read, except a large one, in
-one process, whose size no stored or earlier file has (so no duplicate): it is
-hashed on a thread while it is read (``_hashed``). Only regular files are opened:
+naming the earlier file. A file is hashed before it is read, except a large one
+whose size no stored or earlier file has (so no duplicate): it is hashed while it is
+read (``_hashed``), on a thread in one process; with workers, its line ranges go to
+them as the hashing read finds them (``files.LineHash``). Only regular files are opened:
 a FIFO, device or socket (also behind a symlink) would block or never end, so it
 is listed and skipped unopened. Reads are bounded by ``Limits`` (``limits.py``);
 a bound hit is listed with its name.
@@ -40,14 +41,14 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from sponsio_audit.ingest import chunks, direct, inchunk, readback
 from sponsio_audit.ingest.files import (
     HASH_THREAD_BYTES,
+    LineHash,
     duplicate_reason,
     event_records,
     file_hash,
@@ -65,6 +66,16 @@ from sponsio_audit.ingest.sniff import sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
 from sponsio_audit.ingest.workers import Workers, resolve_jobs
+
+
+class _Sha(Protocol):
+    """A sha256 on its way (``hash_beside``'s future, a ``LineHash``)."""
+
+    def result(self) -> str: ...
+
+
+_Index = LineIndex | LineHash
+"""Where a file's line ranges come from: an index of the whole file, or its read."""
 
 
 @dataclass(frozen=True)
@@ -180,16 +191,16 @@ def _file(r: _Run, path: str, display: str) -> None:
             # each line of a JSON file is routed by its own signal (chunks.decode): a
             # file whose first line is logs or metrics keeps that name and its traces
             decoder = otlp_decoder(fmt)
-            todo = (
-                _ranges(r, os.path.abspath(path), index, file_id)
-                if index is not None
-                and decoder == "otlp_json"
-                and layout == "lines"
-                and not index.compressed()
-                else chunks.record_chunks(
+            ranged = decoder == "otlp_json" and layout == "lines"
+            ranged = ranged and index is not None and not index.compressed()
+            later = _streamed(later, path, size, ranged)
+            todo: Iterable[chunks.RecordChunk | inchunk.RangeChunk]
+            if ranged and index is not None:
+                todo = _ranges(r, os.path.abspath(path), index, file_id)
+            else:
+                todo = chunks.record_chunks(
                     decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json
                 )
-            )
             n, bad = _otlp(r, todo, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
@@ -201,30 +212,40 @@ def _file(r: _Run, path: str, display: str) -> None:
         except OSError as e:  # read, but not to the end a second time: listed as a record
             n, bad = n + 1, bad + 1
             r.skipped.add((file_id, n, f"cannot read file for its sha256: {e.strerror or e}"))
+        finally:
+            if isinstance(later, LineHash):
+                later.close()
     r.records += n
     r.skipped_n += bad
     r.files.add((file_id, display, fmt, size, sha, n, bad))
 
 
-def _hashed(
-    r: _Run, path: str
-) -> tuple[Future[str] | None, tuple[str | None, int, LineIndex | None]]:
-    """``file_hash`` of the file, or, in one process, for a large file no stored or earlier
-    file has the size of (so it cannot be a duplicate), its sha256 computed on a thread
-    while the file is read (``hash_beside``; no line index: this process reads its
-    records itself, as fast as from ranges). Workers read ranges, so they need the index."""
+def _hashed(r: _Run, path: str) -> tuple[_Sha | None, tuple[str | None, int, _Index | None]]:
+    """``file_hash`` of the file, or, for a large file no stored or earlier file has the
+    size of (so it cannot be a duplicate), its sha256 computed while the file is read: in
+    one process on a thread (``hash_beside``; no line index: this process reads its
+    records itself, as fast as from ranges); with workers, which read ranges, by a
+    ``LineHash`` whose ranges go to them as the read finds them (``_streamed``)."""
     size = os.path.getsize(path)
-    if (
-        r.workers.jobs == 1
-        and size >= HASH_THREAD_BYTES
-        and size not in r.sizes
-        and not r.store.has_bytes(size)
-    ):
-        return hash_beside(path, size), (None, size, None)
+    if size >= HASH_THREAD_BYTES and size not in r.sizes and not r.store.has_bytes(size):
+        if r.workers.jobs == 1:
+            return hash_beside(path, size), (None, size, None)
+        streamed = LineHash(path, size)  # opened now: an unreadable file is refused here
+        return streamed, (None, size, streamed)
     return None, file_hash(path)
 
 
-def _ranges(r: _Run, path: str, index: LineIndex, file_id: int) -> Iterator[inchunk.RangeChunk]:
+def _streamed(later: _Sha | None, path: str, size: int, ranged: bool) -> _Sha | None:
+    """The file's hash to wait for: a ``LineHash`` whose ranges are not read (a file
+    that is not uncompressed JSON lines) is closed, and the file hashed on a thread
+    while it is read, as in one process."""
+    if isinstance(later, LineHash) and not ranged:
+        later.close()
+        return hash_beside(path, size)
+    return later
+
+
+def _ranges(r: _Run, path: str, index: _Index, file_id: int) -> Iterator[inchunk.RangeChunk]:
     """The chunks of an uncompressed JSON-lines file as line ranges its workers read."""
     template = chunks.RecordChunk(
         "otlp_json", file_id, r.run, [], r.limits, raw_json=r.store.raw_json

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +59,14 @@ def _tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 def test_files_hashed_while_read_give_the_tables_and_duplicates_of_files_hashed_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
-    """In one process a large file of a size no other file has is read while it is hashed
-    (``pipeline._hashed``). Every fixture file goes that way here; the tables, the sha256s
+    """A large file of a size no other file has is read while it is hashed
+    (``pipeline._hashed``): on a thread in one process, by a ``LineHash`` whose ranges go
+    to the workers as they are found with workers. Every fixture file goes that way here
+    (JSON lines, protobuf, compressed, session logs, documents); the tables, the sha256s
     and the duplicates found (a copy in the same run, the same files in a second run) must
     be those of hashing every file before reading it."""
     data = tmp_path / "data"
@@ -72,8 +76,8 @@ def test_files_hashed_while_read_give_the_tables_and_duplicates_of_files_hashed_
     for beside in (False, True):
         monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0 if beside else 1 << 62)
         store = Store.open(None)
-        first = ingest([data], store, jobs=1)
-        again = ingest([data / "otel"], store, jobs=1)
+        first = ingest([data], store, jobs=jobs)
+        again = ingest([data / "otel"], store, jobs=jobs)
         got[beside] = (first, again, _tables(store))
         store.close()
     first, again, tables = got[True]
@@ -108,3 +112,46 @@ def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
         want.append((start, data[:start].count(b"\n")))
     assert index.cuts == want
     assert (index.size, index.lines) == (len(data), data.count(b"\n"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(alphabet="ab\n", max_size=400).map(str.encode),
+    st.integers(1, 60),
+    st.integers(1, 50),
+    st.integers(0, 30),
+    st.booleans(),
+    st.data(),
+)
+def test_line_hash_yields_the_ranges_of_the_whole_file_as_they_are_read(
+    data: bytes, block: int, every: int, taken: int, threaded: bool, draw: st.DataObject
+) -> None:
+    """``LineHash.ranges`` yields, in order, exactly the ranges the index of the whole
+    file (``file_hash``) gives, each one before the read is past the next block that
+    closes it; ``result`` is the sha256 of the bytes hashed, also when the ranges were left
+    unread midway; with ``size``, only the file's first ``size`` bytes count (a file that
+    grew after it was measured). A range missed or cut elsewhere would lose or split
+    records that the workers read."""
+    size = draw.draw(st.none() | st.integers(0, len(data)), label="size")
+    bytes_ = data if size is None else data[:size]
+    want = LineIndex(every)
+    want.add(bytes_)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "spans.jsonl"
+        path.write_bytes(data)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(chunks, "CHUNK_BYTES", every)
+            mp.setattr(files, "BLOCK", block)
+            mp.setattr(files, "HASH_THREAD_BYTES", 0 if threaded else 1 << 62)
+            with files.LineHash(str(path), size) as whole:
+                got = list(whole.ranges())
+                assert whole.result() == hashlib.sha256(bytes_).hexdigest()
+            with files.LineHash(str(path), size) as part:
+                ranges = part.ranges()
+                first = [r for _, r in zip(range(taken), ranges, strict=False)]
+                for offset, length, _ in first:  # yielded once its end was read
+                    assert offset + length <= part.index.size
+                assert part.result() == hashlib.sha256(bytes_).hexdigest()
+    assert got == want.ranges()
+    assert first == got[:taken]
+    assert (whole.index.size, whole.index.lines) == (len(bytes_), bytes_.count(b"\n"))
