@@ -101,12 +101,14 @@ def test_a_file_that_grows_while_scanned_is_audited_as_hashed(
     assert path.stat().st_size == len(body) + len(extra)  # it did grow
 
 
+@pytest.mark.parametrize("beside", [False, True], ids=["hashed first", "hashed while read"])
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_record_cut_off_where_the_file_was_hashed_is_listed_as_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, beside: bool
 ) -> None:
-    """The writer was halfway through a line when the file was hashed: that line is one
-    skipped record, not a half-read trace, and the totals add up."""
+    """The writer was halfway through a line when the file was hashed (or measured, for a
+    file hashed while it is read): that line is one skipped record, not a half-read trace,
+    and the totals add up."""
     whole = b"".join(LINES * 4)
     last = _shifted(LINES[0])
     half = len(last) // 2
@@ -115,6 +117,8 @@ def test_a_record_cut_off_where_the_file_was_hashed_is_listed_as_skipped(
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)
     if jobs == 2:
         monkeypatch.setattr(workers, "START_INLINE", False)
+    if beside:
+        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0)
     alone = tmp_path / "alone.jsonl"
     alone.write_bytes(whole)
     want = ingest([alone], Store.open(None), jobs=1)
