@@ -26,7 +26,7 @@ from typing import IO, Any
 from sponsio_audit.ingest import chunks
 from sponsio_audit.ingest.layers import BadRecord, compression
 from sponsio_audit.ingest.limits import Limits
-from sponsio_audit.ingest.line_ranges import LineIndex
+from sponsio_audit.ingest.line_ranges import LineIndex, Shrank
 from sponsio_audit.ingest.sniff import json_lines, read_document
 from sponsio_audit.ingest.workers import AUTO_BYTES
 from sponsio_audit.threads import background
@@ -92,6 +92,7 @@ class LineHash:
         self._sha = hashlib.sha256()
         self._blocks = self._read()
         self._done = False
+        self._error: OSError | None = None
 
     def __enter__(self) -> LineHash:
         return self
@@ -106,7 +107,8 @@ class LineHash:
 
     def _read(self) -> Generator[None, None, None]:
         """Hash and index the next block at each step (a large file's blocks hashed on a
-        thread beside the line-end search, ``_hashing``)."""
+        thread beside the line-end search, ``_hashing``). An error is kept for ``result``
+        (``Shrank`` where the file ends before ``size``)."""
         left = self.size
         big = (left if left is not None else os.fstat(self._f.fileno()).st_size) >= (
             HASH_THREAD_BYTES
@@ -125,9 +127,14 @@ class LineHash:
                     hashed = _hashing(pool, self._sha, block)
                 self.index.add(block)
                 yield
+            if left:
+                raise Shrank(self.index.size, self.index.size + left)
             if hashed is not None:
                 hashed.result()
             self._done = True
+        except OSError as e:
+            self._error = e
+            raise
         finally:
             if pool is not None:
                 pool.shutdown()
@@ -149,7 +156,7 @@ class LineHash:
         for _ in self._blocks:
             pass
         if not self._done:
-            raise OSError("the file was not read to its end")
+            raise self._error or OSError("the file was not read to its end")
         return self._sha.hexdigest()
 
     def close(self) -> None:
@@ -176,6 +183,8 @@ class _Prefix(io.RawIOBase):
         if self.left <= 0:
             return 0
         n = self.raw.readinto(memoryview(b).cast("B")[: self.left]) or 0
+        if not n:
+            raise Shrank(self.pos, self.pos + self.left)
         self.left -= n
         self.pos += n
         return n
@@ -221,6 +230,8 @@ def _sha256(path: str, size: int) -> str:
         while left > 0 and (n := f.readinto(view[:left])):
             h.update(view[:n])
             left -= n
+    if left:
+        raise Shrank(size - left, size)
     return h.hexdigest()
 
 

@@ -72,25 +72,37 @@ def _newlines(block: bytes, start: int, end: int) -> int:
     return int(np.count_nonzero(np.frombuffer(block, np.uint8, end - start, start) == 10))
 
 
+class Shrank(OSError):
+    """The file ended before the bytes measured of it (another program truncated it while
+    it was read: a log rotated with copytruncate): what was measured can no longer be
+    read, so the read stops with this error, which names the cut, instead of ending early
+    as if the file were whole (its missing records then lost without a word)."""
+
+    def __init__(self, at: int, due: int) -> None:
+        super().__init__(f"the file shrank while it was read: it ends at byte {at:,} of {due:,}")
+
+
 class _Window(io.RawIOBase):
     """``length`` bytes of a file from ``offset``, as a stream."""
 
     def __init__(self, f: IO[bytes], offset: int, length: int) -> None:
         super().__init__()
         f.seek(offset)
-        self.f, self.left = f, length
+        self.f, self.left, self.end = f, length, offset + length
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
-        """Fill ``b`` from the window (0 at its end)."""
+        """Fill ``b`` from the window (0 at its end; ``Shrank`` where the file ends first)."""
         if self.left <= 0:
             return 0
         view = memoryview(b)[: min(len(b), self.left)]
         n = self.f.readinto(view)  # type: ignore[attr-defined]
-        self.left -= n or 0
-        return int(n or 0)
+        if not n:
+            raise Shrank(self.end - self.left, self.end)
+        self.left -= n
+        return int(n)
 
     def close(self) -> None:
         self.f.close()
