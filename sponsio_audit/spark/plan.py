@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, walk
+from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, prefix, walk
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import stream_failure
 from sponsio_audit.ingest.sniff import sniff
@@ -49,6 +49,9 @@ class Unit:
     end: int = -1
     first: int = 1  # record (line) number of the range's first line
     name: str = ""  # the path listed in ``files`` when it is not ``path`` (``-``: stdin)
+    size: int = 0
+    """Bytes of the file when the driver hashed it: a whole file is read that far (a live
+    log grows meanwhile, or shrinks: ``ingest.files.prefix``), as the local ingest reads it."""
 
     @property
     def listed(self) -> str:
@@ -127,12 +130,12 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
         shas[sha] = name
         listed = "" if name == path else name
 
-        def open_(p: str = path) -> IO[bytes]:
-            return decompressed(open(p, "rb"))[0]
+        def open_(p: str = path, n: int = size) -> IO[bytes]:
+            return decompressed(prefix(p, n))[0]
 
         try:
             fmt, layout = sniff(open_)
-            with open(path, "rb") as raw:
+            with prefix(path, size) as raw:
                 layers = decompressed(raw)[1]
         except Exception as e:  # a stream that breaks while sniffing: its record 1
             out.skipped.append((file_id, 1, stream_failure(e)))
@@ -144,8 +147,8 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
         elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
             ends = [s for s, _ in starts[1:]] + [size]
             for (start, before), end in zip(starts, ends, strict=True):
-                unit = Unit(file_id, path, fmt, layout, sha, start, end, before + 1, listed)
+                unit = Unit(file_id, path, fmt, layout, sha, start, end, before + 1, listed, size)
                 out.units.append(unit)
         else:
-            out.units.append(Unit(file_id, path, fmt, layout, sha, name=listed))
+            out.units.append(Unit(file_id, path, fmt, layout, sha, name=listed, size=size))
     return Plan(out.units, out.files, out.skipped, duplicates)

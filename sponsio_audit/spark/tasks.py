@@ -33,7 +33,7 @@ from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.files import event_records, otlp_decoder
+from sponsio_audit.ingest.files import event_records, otlp_decoder, prefix
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import open_range
@@ -113,8 +113,8 @@ class _Collector:
 def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
     """Read one unit into ``c``; (records, skipped records, format) as ``pipeline._file``."""
 
-    def open_() -> IO[bytes]:
-        return decompressed(open(unit.path, "rb"))[0]
+    def open_() -> IO[bytes]:  # as far as the driver hashed it (a live log grows meanwhile)
+        return decompressed(prefix(unit.path, unit.size))[0]
 
     n = bad = 0
     fmt = unit.fmt

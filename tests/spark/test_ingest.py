@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,55 @@ def test_spark_reads_hostile_lines_as_the_store_ingest_does(spark, tmp_path, cas
     skipped = {(r["record"], r["reason"].split(":")[0]) for r in got["skipped"].to_pylist()}
     assert len(skipped) == len(expect.skips)
     store.close()
+
+
+@pytest.mark.parametrize("change", ["grows", "shrinks"])
+def test_a_spark_task_reads_a_whole_file_as_far_as_the_driver_hashed_it(
+    tmp_path: Path, change: str
+) -> None:
+    """A compressed file is one unit read whole by a task, after the driver hashed and
+    sniffed it. A live log appended to meanwhile is read as far as it was hashed (the
+    sha256 and size the files table records), as the store ingest reads it; one cut
+    shorter meanwhile gives a skipped record naming the cut, never the rest as whole.
+    Before, the task read the file to its end at that moment: more records than the
+    hashed bytes hold, or fewer without a word."""
+    from .conftest import unavailable
+
+    try:
+        from sponsio_audit.spark import plan, tasks
+        from sponsio_audit.spark.arrow import unpack
+    except ImportError as e:
+        unavailable(f"pyspark is not installed ({e}); pip install -e '.[spark]'")
+    lines = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True) * 4
+    body = gzip.compress(b"".join(lines))
+    path = tmp_path / "live.jsonl.gz"
+    path.write_bytes(body)
+    want = ingest([path], Store.open(None), jobs=1)
+    (unit,) = plan.plan([str(path)]).units
+    assert unit.end == -1 and unit.size == len(body)
+    if change == "grows":  # another gzip member: more records
+        with path.open("ab") as f:
+            f.write(gzip.compress(b"".join(lines)))
+    else:
+        with path.open("r+b") as f:
+            f.truncate(len(body) // 2)
+    batch = pa.record_batch([pa.array([json.dumps(asdict(unit))])], names=["unit"])
+    blobs: dict[str, list[bytes]] = {}
+    for out in tasks.decode_units(iter([batch])):
+        kind, blob = out.column("kind")[0].as_py(), out.column("blob")[0].as_py()
+        blobs.setdefault(kind, []).append(blob)
+    ((_, records, bad, _fmt),) = [
+        tuple(r.values())
+        for b in unpack(iter(blobs["counts"]), tasks.COUNTS_SCHEMA)
+        for r in b.to_pylist()
+    ]
+    reasons = [
+        r["reason"]
+        for b in unpack(iter(blobs.get("skipped", [])), tasks.SCHEMAS["skipped"])
+        for r in b.to_pylist()
+    ]
+    if change == "grows":
+        assert (records, bad, reasons) == (want.records, 0, [])
+    else:
+        assert bad == 1 and records <= want.records
+        assert len(reasons) == 1 and "the file shrank while it was read" in reasons[0]
