@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,54 @@ def external() -> Path:
     if not EXTERNAL.is_dir():
         pytest.skip(f"shared external data not found at {EXTERNAL}")
     return EXTERNAL
+
+
+def ingest_while_changed(
+    path: Path, change: Callable[[Path], None], jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Store, Any]:
+    """Ingest ``path`` into a new store; once it is measured (at its format's sniff), another
+    program changes it (``change(path)``: appends to it, cuts it): a live log."""
+    from sponsio_audit.ingest import pipeline
+
+    sniff = pipeline.sniff
+    changed: list[int] = []
+
+    def sniff_then_change(open_: Any, limits: Any) -> Any:
+        if not changed:
+            change(path)
+            changed.append(1)
+        return sniff(open_, limits)
+
+    monkeypatch.setattr(pipeline, "sniff", sniff_then_change)
+    store = Store.open(None)
+    got = ingest([path], store, jobs=jobs)
+    monkeypatch.setattr(pipeline, "sniff", sniff)
+    assert changed, "the file did change"
+    return store, got
+
+
+WAYS = (
+    "one process",
+    "one process, hashed while read",
+    "workers",
+    "workers, hashed while read",
+    "gzip, one process",
+    "protobuf, one process",
+)
+"""The ways a file is read, for tests of files changed while read (``read_as``; the file's
+own test makes the gzip and protobuf ones)."""
+
+
+def read_as(how: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Set ingest up to read a file as ``how`` names it (several chunks; "hashed while
+    read": a file of any size; "workers": two worker processes, none of it read here);
+    returns the jobs to ingest with."""
+    from sponsio_audit.ingest import chunks, pipeline, workers
+
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)
+    if how.endswith("hashed while read"):
+        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0)
+    if how.startswith("workers"):
+        monkeypatch.setattr(workers, "START_INLINE", False)
+        return 2
+    return 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 
 from sponsio_audit.ingest import Store, chunks, ingest, pipeline, workers
 
-from .conftest import FIXTURES, OTEL
+from .conftest import FIXTURES, OTEL, WAYS, ingest_while_changed, read_as
 
 LINES = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
 
@@ -30,43 +31,16 @@ def _shifted(line: bytes) -> bytes:
     return out
 
 
-def _ingest_while_growing(
-    path: Path, more: bytes, jobs: int, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Store, Any]:
-    """Ingest ``path``; once it is hashed (at its format's sniff), ``more`` is appended."""
-    sniff = pipeline.sniff
-    grown: list[int] = []
-
-    def sniff_then_grow(open_: Any, limits: Any) -> Any:
-        if not grown:
-            with path.open("ab") as f:
-                f.write(more)
-            grown.append(1)
-        return sniff(open_, limits)
-
-    monkeypatch.setattr(pipeline, "sniff", sniff_then_grow)
-    store = Store.open(None)
-    got = ingest([path], store, jobs=jobs)
-    monkeypatch.setattr(pipeline, "sniff", sniff)
-    assert grown, "the file did grow"
-    return store, got
+def _append(more: bytes, path: Path) -> None:
+    with path.open("ab") as f:
+        f.write(more)
 
 
 def _spans(store: Store) -> list[tuple[Any, ...]]:
     return store.con.execute("SELECT trace_id, span_id, record FROM spans ORDER BY ALL").fetchall()
 
 
-@pytest.mark.parametrize(
-    "how",
-    [
-        "one process",
-        "one process, hashed while read",
-        "workers",
-        "workers, hashed while read",
-        "gzip, one process",
-        "protobuf, one process",
-    ],
-)
+@pytest.mark.parametrize("how", WAYS)
 def test_a_file_that_grows_while_scanned_is_audited_as_hashed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
@@ -85,14 +59,8 @@ def test_a_file_that_grows_while_scanned_is_audited_as_hashed(
     want = ingest([path], want_store, jobs=1)  # the file as it was hashed, alone
     assert want.skipped == 0 and want.spans > 0
 
-    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)  # several chunks
-    if how.endswith("hashed while read"):
-        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0)
-    jobs = 1
-    if how.startswith("workers"):
-        monkeypatch.setattr(workers, "START_INLINE", False)
-        jobs = 2
-    store, got = _ingest_while_growing(path, extra, jobs, monkeypatch)
+    jobs = read_as(how, monkeypatch)
+    store, got = ingest_while_changed(path, partial(_append, extra), jobs, monkeypatch)
 
     assert (got.records, got.spans, got.skipped) == (want.records, want.spans, 0)
     assert _spans(store) == _spans(want_store)
@@ -122,7 +90,7 @@ def test_a_record_cut_off_where_the_file_was_hashed_is_listed_as_skipped(
     alone = tmp_path / "alone.jsonl"
     alone.write_bytes(whole)
     want = ingest([alone], Store.open(None), jobs=1)
-    store, got = _ingest_while_growing(path, last[half:], jobs, monkeypatch)
+    store, got = ingest_while_changed(path, partial(_append, last[half:]), jobs, monkeypatch)
     assert (got.records, got.skipped) == (want.records + 1, 1)  # records = loaded + skipped
     ((record, reason),) = store.con.execute("SELECT record, reason FROM skipped").fetchall()
     assert record == want.records + 1 and reason

@@ -11,53 +11,25 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sponsio_audit.ingest import Store, chunks, ingest, pipeline, workers
+from sponsio_audit.ingest import Store, ingest
 
-from .conftest import OTEL
+from .conftest import OTEL, WAYS, ingest_while_changed, read_as
 
 LINES = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True)
 SHRANK = "the file shrank while it was read"
 
 
-def _ingest_while_cut(
-    path: Path, keep: int, jobs: int, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Store, Any]:
-    """Ingest ``path``; once it is measured (at its format's sniff), it is cut to ``keep``
-    bytes."""
-    sniff = pipeline.sniff
-    cut: list[int] = []
-
-    def sniff_then_cut(open_: Any, limits: Any) -> Any:
-        if not cut:
-            with path.open("r+b") as f:
-                f.truncate(keep)
-            cut.append(1)
-        return sniff(open_, limits)
-
-    monkeypatch.setattr(pipeline, "sniff", sniff_then_cut)
-    store = Store.open(None)
-    got = ingest([path], store, jobs=jobs)
-    monkeypatch.setattr(pipeline, "sniff", sniff)
-    assert cut, "the file was cut"
-    return store, got
+def _cut(keep: int, path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(keep)
 
 
-@pytest.mark.parametrize(
-    "how",
-    [
-        "one process",
-        "one process, hashed while read",
-        "workers",
-        "workers, hashed while read",
-        "gzip, one process",
-        "protobuf, one process",
-    ],
-)
+@pytest.mark.parametrize("how", WAYS)
 def test_a_file_cut_while_scanned_lists_the_cut_and_never_passes_as_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
@@ -73,14 +45,8 @@ def test_a_file_cut_while_scanned_lists_the_cut_and_never_passes_as_whole(
     whole = ingest([path], whole_store, jobs=1)
     assert whole.skipped == 0 and whole.records > 2
 
-    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)  # several chunks
-    if how.endswith("hashed while read"):
-        monkeypatch.setattr(pipeline, "HASH_THREAD_BYTES", 0)
-    jobs = 1
-    if how.startswith("workers"):
-        monkeypatch.setattr(workers, "START_INLINE", False)
-        jobs = 2
-    store, got = _ingest_while_cut(path, len(body) // 2, jobs, monkeypatch)
+    jobs = read_as(how, monkeypatch)
+    store, got = ingest_while_changed(path, partial(_cut, len(body) // 2), jobs, monkeypatch)
 
     reasons = [r for (r,) in store.con.execute("SELECT reason FROM skipped").fetchall()]
     assert any(SHRANK in r for r in reasons), reasons
