@@ -86,7 +86,9 @@ class LineHash:
     else to the end. The file is opened at once: an unreadable file fails here."""
 
     def __init__(self, path: str, size: int | None = None) -> None:
-        self._f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
+        self._f: io.RawIOBase = raw if size is None else _Prefix(raw, size)
+        self._fd = raw.fileno()
         self.size = size
         self.index = LineIndex(chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
         self._sha = hashlib.sha256()
@@ -102,23 +104,19 @@ class LineHash:
 
     def compressed(self) -> bool:
         """Whether the file starts with a gzip or zstd header (never cut into ranges)."""
-        head = os.pread(self._f.fileno(), 4, 0)
+        head = os.pread(self._fd, 4, 0)
         return compression(head) is not None
 
     def _read(self) -> Generator[None, None, None]:
         """Hash and index the next block at each step (a large file's blocks hashed on a
         thread beside the line-end search, ``_hashing``). An error is kept for ``result``
         (``Shrank`` where the file ends before ``size``)."""
-        left = self.size
-        big = (left if left is not None else os.fstat(self._f.fileno()).st_size) >= (
-            HASH_THREAD_BYTES
-        )
+        size = self.size if self.size is not None else os.fstat(self._fd).st_size
+        big = size >= HASH_THREAD_BYTES
         pool = ThreadPoolExecutor(1, thread_name_prefix="sponsio-audit-hash") if big else None
         hashed: Future[None] | None = None
         try:
-            while block := self._f.read(BLOCK if left is None else min(BLOCK, left)):
-                if left is not None:
-                    left -= len(block)
+            while block := self._f.read(BLOCK):
                 if pool is None:
                     self._sha.update(block)
                 else:
@@ -127,8 +125,6 @@ class LineHash:
                     hashed = _hashing(pool, self._sha, block)
                 self.index.add(block)
                 yield
-            if left:
-                raise Shrank(self.index.size, self.index.size + left)
             if hashed is not None:
                 hashed.result()
             self._done = True
@@ -223,15 +219,10 @@ def hash_beside(path: str, size: int) -> Future[str]:
 def _sha256(path: str, size: int) -> str:
     """Read into one buffer of ``_BESIDE_BLOCK`` bytes: few GIL hand-overs, no allocations."""
     h = hashlib.sha256()
-    buf = bytearray(_BESIDE_BLOCK)
-    view = memoryview(buf)
-    left = size
-    with open(path, "rb", buffering=0) as f:
-        while left > 0 and (n := f.readinto(view[:left])):
+    view = memoryview(bytearray(_BESIDE_BLOCK))
+    with _Prefix(open(path, "rb", buffering=0), size) as f:
+        while n := f.readinto(view):
             h.update(view[:n])
-            left -= n
-    if left:
-        raise Shrank(size - left, size)
     return h.hexdigest()
 
 
