@@ -10,7 +10,8 @@ trace ids by a byte-level id substitution, so generation is fast). Each
 (size, format, jobs) is ingested in its own subprocess into a database file, which
 prints spans/s and its peak RSS (``ru_maxrss``), so RSS is per size; with
 ``jobs > 1`` the largest worker process's peak RSS (``VmHWM``, polled from
-/proc) is printed beside it.
+/proc) is printed beside it, and the workers' forkserver is started and waited for
+before the timed ingest (``_prestarted``), as ``scan`` starts it before it ingests.
 
 Each (size, format, jobs) is also run a second time, instrumented, for CPU µs per
 span of every stage, measured in the process that runs it by wrapping ingest's
