@@ -82,36 +82,42 @@ class Shrank(OSError):
         super().__init__(f"the file shrank while it was read: it ends at byte {at:,} of {due:,}")
 
 
-class _Window(io.RawIOBase):
-    """``length`` bytes of a file from ``offset``, as a stream."""
+class Window(io.RawIOBase):
+    """``length`` bytes of an open raw file from ``offset`` (a part of it that was measured:
+    a range, or the file as hashed), as a stream: 0 at the window's end, ``Shrank`` where
+    the file ends first. ``tell`` is the position in the file."""
 
-    def __init__(self, f: IO[bytes], offset: int, length: int) -> None:
+    def __init__(self, raw: io.FileIO, offset: int, length: int) -> None:
         super().__init__()
-        f.seek(offset)
-        self.f, self.left, self.end = f, length, offset + length
+        if offset:
+            raw.seek(offset)
+        self.raw, self.pos, self.end = raw, offset, offset + length
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
-        """Fill ``b`` from the window (0 at its end; ``Shrank`` where the file ends first)."""
-        if self.left <= 0:
+        """Fill ``b`` from the window."""
+        left = self.end - self.pos
+        if left <= 0:
             return 0
-        view = memoryview(b)[: min(len(b), self.left)]
-        n = self.f.readinto(view)  # type: ignore[attr-defined]
+        n = self.raw.readinto(memoryview(b).cast("B")[:left]) or 0
         if not n:
-            raise Shrank(self.end - self.left, self.end)
-        self.left -= n
-        return int(n)
+            raise Shrank(self.pos, self.end)
+        self.pos += n
+        return n
+
+    def tell(self) -> int:
+        return self.pos
 
     def close(self) -> None:
-        self.f.close()
+        self.raw.close()
         super().close()
 
 
 def open_range(path: str, offset: int, length: int) -> IO[bytes]:
     """``length`` bytes of ``path`` from ``offset``, as a buffered stream."""
-    return io.BufferedReader(_Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
+    return io.BufferedReader(Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
 
 
 def range_records(
