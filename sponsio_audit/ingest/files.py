@@ -26,7 +26,7 @@ from typing import IO, Any
 from sponsio_audit.ingest import chunks
 from sponsio_audit.ingest.layers import BadRecord, compression
 from sponsio_audit.ingest.limits import Limits
-from sponsio_audit.ingest.line_ranges import LineIndex, Window
+from sponsio_audit.ingest.line_ranges import Ident, LineIndex, Window, open_same
 from sponsio_audit.ingest.sniff import json_lines, read_document
 from sponsio_audit.ingest.workers import AUTO_BYTES
 from sponsio_audit.threads import background
@@ -64,12 +64,13 @@ HASH_THREAD_BYTES = 16 << 20
 """Size from which ``file_hash`` hashes on a thread of its own, beside the line ends."""
 
 
-def file_hash(path: str) -> tuple[str, int, LineIndex]:
-    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks).
+def file_hash(path: str, same: Ident | None = None) -> tuple[str, int, LineIndex]:
+    """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks;
+    ``same``: the file must be the one that ``Ident`` names, ``open_same``).
 
     In a large file each block is hashed on a second thread while this one finds its
     line ends (``_hashing``): the two cost about the same."""
-    with LineHash(path) as h:
+    with LineHash(path, same=same) as h:
         sha = h.result()
         return sha, h.index.size, h.index
 
@@ -83,10 +84,11 @@ class LineHash:
     so its ranges go to the workers as the read finds them, instead of after the whole
     file was read (139 MB: the first chunk 0.12 s sooner, the workers idle until then).
     ``size``: read only the first ``size`` bytes (as hashed when ``prefix`` reads them),
-    else to the end. The file is opened at once: an unreadable file fails here."""
+    else to the end; ``same``: the file ``Ident`` names (``open_same``). The file is opened
+    at once: an unreadable (or replaced) file fails here."""
 
-    def __init__(self, path: str, size: int | None = None) -> None:
-        raw = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
+    def __init__(self, path: str, size: int | None = None, same: Ident | None = None) -> None:
+        raw = open_same(path, same)
         self._f: io.RawIOBase = raw if size is None else Window(raw, 0, size)
         self._fd = raw.fileno()
         self.size = size
@@ -170,29 +172,29 @@ PREFIX_BUFFER = 1 << 20
 139 MB bench file (700 KB lines) took 0.067 s with it, 0.10 s with the default 8 KB."""
 
 
-def prefix(path: str, size: int) -> IO[bytes]:
+def prefix(path: str, size: int, same: Ident | None = None) -> IO[bytes]:
     """The file's first ``size`` bytes (its size when hashed), buffered: what is hashed and
     counted is what is read, even while a program appends to the file (a live log), and
     the result does not depend on ``--jobs`` (workers read line ranges of the hashed
-    bytes)."""
-    return io.BufferedReader(Window(open(path, "rb", buffering=0), 0, size), PREFIX_BUFFER)
+    bytes). ``same``: the file measured, not one put at its path since (``open_same``)."""
+    return io.BufferedReader(Window(open_same(path, same), 0, size), PREFIX_BUFFER)
 
 
-def hash_beside(path: str, size: int) -> Future[str]:
+def hash_beside(path: str, size: int, same: Ident | None = None) -> Future[str]:
     """The sha256 of the file's first ``size`` bytes (those ``prefix`` reads), computed on a
     thread of its own while the caller reads the file:
     hashlib and the reads release the GIL, so it costs the caller's core next to nothing.
     For a file that cannot be a duplicate (``Store.has_bytes``), whose hash is then only
     recorded, not needed before the read (one process, 139 MB: the first chunk 0.13 s
     sooner; 696 MB: 0.5 s)."""
-    return background("hash", _sha256, path, size)
+    return background("hash", _sha256, path, size, same)
 
 
-def _sha256(path: str, size: int) -> str:
+def _sha256(path: str, size: int, same: Ident | None) -> str:
     """Read into one buffer of ``_BESIDE_BLOCK`` bytes: few GIL hand-overs, no allocations."""
     h = hashlib.sha256()
     view = memoryview(bytearray(_BESIDE_BLOCK))
-    with Window(open(path, "rb", buffering=0), 0, size) as f:
+    with Window(open_same(path, same), 0, size) as f:
         while n := f.readinto(view):
             h.update(view[:n])
     return h.hexdigest()

@@ -27,24 +27,28 @@ from sponsio_audit.ingest.chunks import (
     events,
 )
 from sponsio_audit.ingest.layers import BadRecord
-from sponsio_audit.ingest.line_ranges import range_records
+from sponsio_audit.ingest.line_ranges import Ident, range_records
 from sponsio_audit.ingest.trace_tables import from_columns
 
 
 @dataclass(frozen=True)
 class RangeChunk:
     """A chunk the worker reads itself: lines ``first``… at bytes [offset, offset+length)
-    of the uncompressed JSON-lines file ``path``, decoded as ``template`` (no records) says."""
+    of the uncompressed JSON-lines file ``path`` (the file ``same`` names, when given),
+    decoded as ``template`` (no records) says."""
 
     path: str
     offset: int
     length: int
     first: int
     template: RecordChunk
+    same: Ident | None = None
 
     def read(self) -> RecordChunk:
         """The range's records as a ``RecordChunk`` (``template``'s other fields kept)."""
-        recs = range_records(self.path, self.offset, self.length, self.first, self.template.limits)
+        recs = range_records(
+            self.path, self.offset, self.length, self.first, self.template.limits, self.same
+        )
         return replace(self.template, records=recs)
 
 

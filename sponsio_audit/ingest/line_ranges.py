@@ -12,6 +12,7 @@ with the range's first line number). Compressed files are read as before.
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -82,6 +83,36 @@ class Shrank(OSError):
         super().__init__(f"the file shrank while it was read: it ends at byte {at:,} of {due:,}")
 
 
+Ident = tuple[int, int]
+"""A file's (``st_dev``, ``st_ino``) when it was measured: which file a path named then."""
+
+
+def ident(st: os.stat_result) -> Ident:
+    """The ``Ident`` of a stat result."""
+    return st.st_dev, st.st_ino
+
+
+class Replaced(OSError):
+    """The path names another file than the one measured (a log rotated by renaming it away
+    and creating a new one at its path): the measured bytes are no longer at that path, and
+    the new file's would be read under the old one's sha256 and size."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the file was replaced while it was read (moved away and a new file put at its"
+            " path, as log rotation does): the rest of it is no longer at this path"
+        )
+
+
+def open_same(path: str, same: Ident | None) -> io.FileIO:
+    """``path`` opened unbuffered, checked to be the file measured (``same``; None: any)."""
+    raw = open(path, "rb", buffering=0)  # noqa: SIM115 (the caller closes it)
+    if same is not None and ident(os.fstat(raw.fileno())) != same:
+        raw.close()
+        raise Replaced
+    return raw
+
+
 class Window(io.RawIOBase):
     """``length`` bytes of an open raw file from ``offset`` (a part of it that was measured:
     a range, or the file as hashed), as a stream: 0 at the window's end, ``Shrank`` where
@@ -115,13 +146,19 @@ class Window(io.RawIOBase):
         super().close()
 
 
-def open_range(path: str, offset: int, length: int) -> IO[bytes]:
-    """``length`` bytes of ``path`` from ``offset``, as a buffered stream."""
-    return io.BufferedReader(Window(open(path, "rb", buffering=0), offset, length), 1 << 20)
+def open_range(path: str, offset: int, length: int, same: Ident | None = None) -> IO[bytes]:
+    """``length`` bytes of ``path`` from ``offset``, as a buffered stream (of the file
+    ``same`` names, ``open_same``)."""
+    return io.BufferedReader(Window(open_same(path, same), offset, length), 1 << 20)
 
 
 def range_records(
-    path: str, offset: int, length: int, first: int, limits: Limits = DEFAULT
+    path: str,
+    offset: int,
+    length: int,
+    first: int,
+    limits: Limits = DEFAULT,
+    same: Ident | None = None,
 ) -> list[tuple[int, bytes | BadRecord]]:
     """The non-blank lines of one range as ``raw_lines`` gives them for the whole file."""
-    return list(raw_lines(lambda: open_range(path, offset, length), limits, first=first))
+    return list(raw_lines(lambda: open_range(path, offset, length, same), limits, first=first))

@@ -61,7 +61,7 @@ from sponsio_audit.ingest.files import (
 )
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
-from sponsio_audit.ingest.line_ranges import LineIndex
+from sponsio_audit.ingest.line_ranges import Ident, LineIndex, ident
 from sponsio_audit.ingest.sniff import sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
@@ -150,7 +150,7 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "not_regular", why)
         return
     try:
-        later, (sha, size, index) = _hashed(r, path)
+        same, later, (sha, size, index) = _hashed(r, path)
     except OSError as e:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
@@ -170,7 +170,7 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.pos = 0
 
     def open_() -> IO[bytes]:  # as far as it was hashed (a live log grows meanwhile)
-        return decompressed(prefix(path, size), r.limits)[0]
+        return decompressed(prefix(path, size, same), r.limits)[0]
 
     n = bad = 0
     fmt = "unknown"
@@ -193,10 +193,10 @@ def _file(r: _Run, path: str, display: str) -> None:
             decoder = otlp_decoder(fmt)
             ranged = decoder == "otlp_json" and layout == "lines"
             ranged = ranged and index is not None and not index.compressed()
-            later = _streamed(later, path, size, ranged)
+            later = _streamed(later, path, size, same, ranged)
             todo: Iterable[chunks.RecordChunk | inchunk.RangeChunk]
             if ranged and index is not None:
-                todo = _ranges(r, os.path.abspath(path), index, file_id)
+                todo = _ranges(r, os.path.abspath(path), same, index, file_id)
             else:
                 todo = chunks.record_chunks(
                     decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json
@@ -220,38 +220,43 @@ def _file(r: _Run, path: str, display: str) -> None:
     r.files.add((file_id, display, fmt, size, sha, n, bad))
 
 
-def _hashed(r: _Run, path: str) -> tuple[_Sha | None, tuple[str | None, int, _Index | None]]:
-    """``file_hash`` of the file, or, for a large file no stored or earlier file has the
-    size of (so it cannot be a duplicate), its sha256 computed while the file is read: in
-    one process on a thread (``hash_beside``; no line index: this process reads its
-    records itself, as fast as from ranges); with workers, which read ranges, by a
-    ``LineHash`` whose ranges go to them as the read finds them (``_streamed``)."""
-    size = os.path.getsize(path)
+def _hashed(r: _Run, path: str) -> tuple[Ident, _Sha | None, tuple[str | None, int, _Index | None]]:
+    """Which file ``path`` names now (every later open checks it is still that one: a log
+    rotated by renaming is ``line_ranges.Replaced``), and ``file_hash`` of the file, or,
+    for a large file no stored or earlier file has the size of (so it cannot be a
+    duplicate), its sha256 computed while the file is read: in one process on a thread
+    (``hash_beside``; no line index: this process reads its records itself, as fast as
+    from ranges); with workers, which read ranges, by a ``LineHash`` whose ranges go to
+    them as the read finds them (``_streamed``)."""
+    st = os.stat(path)
+    same, size = ident(st), st.st_size
     if size >= HASH_THREAD_BYTES and size not in r.sizes and not r.store.has_bytes(size):
         if r.workers.jobs == 1:
-            return hash_beside(path, size), (None, size, None)
-        streamed = LineHash(path, size)  # opened now: an unreadable file is refused here
-        return streamed, (None, size, streamed)
-    return None, file_hash(path)
+            return same, hash_beside(path, size, same), (None, size, None)
+        streamed = LineHash(path, size, same)  # opened now: an unreadable file is refused here
+        return same, streamed, (None, size, streamed)
+    return same, None, file_hash(path, same)
 
 
-def _streamed(later: _Sha | None, path: str, size: int, ranged: bool) -> _Sha | None:
+def _streamed(later: _Sha | None, path: str, size: int, same: Ident, ranged: bool) -> _Sha | None:
     """The file's hash to wait for: a ``LineHash`` whose ranges are not read (a file
     that is not uncompressed JSON lines) is closed, and the file hashed on a thread
     while it is read, as in one process."""
     if isinstance(later, LineHash) and not ranged:
         later.close()
-        return hash_beside(path, size)
+        return hash_beside(path, size, same)
     return later
 
 
-def _ranges(r: _Run, path: str, index: _Index, file_id: int) -> Iterator[inchunk.RangeChunk]:
+def _ranges(
+    r: _Run, path: str, same: Ident, index: _Index, file_id: int
+) -> Iterator[inchunk.RangeChunk]:
     """The chunks of an uncompressed JSON-lines file as line ranges its workers read."""
     template = chunks.RecordChunk(
         "otlp_json", file_id, r.run, [], r.limits, raw_json=r.store.raw_json
     )
     for offset, length, first in index.ranges():
-        yield inchunk.RangeChunk(path, offset, length, first, template)
+        yield inchunk.RangeChunk(path, offset, length, first, template, same)
 
 
 def _otlp(

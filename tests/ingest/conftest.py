@@ -124,20 +124,27 @@ def external() -> Path:
 
 
 def ingest_while_changed(
-    path: Path, change: Callable[[Path], None], jobs: int, monkeypatch: pytest.MonkeyPatch
+    path: Path,
+    change: Callable[[Path], None],
+    jobs: int,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    after_sniff: bool = False,
 ) -> tuple[Store, Any]:
-    """Ingest ``path`` into a new store; once it is measured (at its format's sniff), another
-    program changes it (``change(path)``: appends to it, cuts it): a live log."""
+    """Ingest ``path`` into a new store; once it is measured (at its format's sniff, or just
+    after it), another program changes it (``change(path)``: appends to it, cuts it,
+    replaces it): a live log."""
     from sponsio_audit.ingest import pipeline
 
     sniff = pipeline.sniff
     changed: list[int] = []
 
     def sniff_then_change(open_: Any, limits: Any) -> Any:
+        got = sniff(open_, limits) if after_sniff else None
         if not changed:
             change(path)
             changed.append(1)
-        return sniff(open_, limits)
+        return got if after_sniff else sniff(open_, limits)
 
     monkeypatch.setattr(pipeline, "sniff", sniff_then_change)
     store = Store.open(None)
