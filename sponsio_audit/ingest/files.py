@@ -64,13 +64,16 @@ HASH_THREAD_BYTES = 16 << 20
 """Size from which ``file_hash`` hashes on a thread of its own, beside the line ends."""
 
 
-def file_hash(path: str, same: Ident | None = None) -> tuple[str, int, LineIndex]:
+def file_hash(
+    path: str, same: Ident | None = None, every: int | None = None
+) -> tuple[str, int, LineIndex]:
     """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks;
-    ``same``: the file must be the one that ``Ident`` names, ``open_same``).
+    ``same``: the file must be the one that ``Ident`` names, ``open_same``; ``every``:
+    the ranges' least bytes, ``LineIndex.every``, else ``chunks.CHUNK_BYTES``).
 
     In a large file each block is hashed on a second thread while this one finds its
     line ends (``_hashing``): the two cost about the same."""
-    with LineHash(path, same=same) as h:
+    with LineHash(path, same=same, every=every) as h:
         sha = h.result()
         return sha, h.index.size, h.index
 
@@ -84,15 +87,21 @@ class LineHash:
     so its ranges go to the workers as the read finds them, instead of after the whole
     file was read (139 MB: the first chunk 0.12 s sooner, the workers idle until then).
     ``size``: read only the first ``size`` bytes (as hashed when ``prefix`` reads them),
-    else to the end; ``same``: the file ``Ident`` names (``open_same``). The file is opened
-    at once: an unreadable (or replaced) file fails here."""
+    else to the end; ``same``: the file ``Ident`` names (``open_same``); ``every``: as
+    ``file_hash``. The file is opened at once: an unreadable (or replaced) file fails here."""
 
-    def __init__(self, path: str, size: int | None = None, same: Ident | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        size: int | None = None,
+        same: Ident | None = None,
+        every: int | None = None,
+    ) -> None:
         raw = open_same(path, same)
         self._f: io.RawIOBase = raw if size is None else Window(raw, 0, size)
         self._fd = raw.fileno()
         self.size = size
-        self.index = LineIndex(chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
+        self.index = LineIndex(every or chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
         self._sha = hashlib.sha256()
         self._blocks = self._read()
         self._done = False

@@ -13,14 +13,22 @@ listed as ``-``, as ``ingest.pipeline`` lists it.
 
 from __future__ import annotations
 
-import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sponsio_audit.ingest.files import duplicate_reason, irregular, otlp_decoder, prefix, walk
+from sponsio_audit.ingest.files import (
+    duplicate_reason,
+    file_hash,
+    irregular,
+    otlp_decoder,
+    prefix,
+    walk,
+)
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import stream_failure
+from sponsio_audit.ingest.line_ranges import ident
 from sponsio_audit.ingest.sniff import sniff
 
 RANGE_BYTES = 16 << 20
@@ -69,31 +77,6 @@ class Plan:
     duplicates: int = 0
 
 
-def _scan(path: str, range_bytes: int) -> tuple[str, int, list[tuple[int, int]]]:
-    """sha256, size and the range starts ``(byte offset, lines before it)`` of a file, in
-    one read: a range starts after the first line end at or past each ``range_bytes``."""
-    h = hashlib.sha256()
-    starts = [(0, 0)]
-    offset = lines = 0
-    target = range_bytes
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-            at = 0
-            while target < offset + len(block):
-                i = block.find(b"\n", max(target - offset, at))
-                if i < 0:
-                    break
-                start = offset + i + 1
-                starts.append((start, lines + block.count(b"\n", 0, i + 1)))
-                target, at = start + range_bytes, i + 1
-            lines += block.count(b"\n")
-            offset += len(block)
-    if starts[-1][0] >= offset and len(starts) > 1:
-        starts.pop()  # a cut at the very end: nothing after it
-    return h.hexdigest(), offset, starts
-
-
 def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] = ()) -> Plan:
     """Units, whole-file rows and duplicates of the files under ``paths`` (module doc);
     ``stdin``: the files holding standard input, one per ``-`` in ``paths``."""
@@ -114,8 +97,9 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             out.skipped.append((file_id, 0, why))
             out.files.append((file_id, name, "not_regular", None, None, 1, 1))
             continue
-        try:
-            sha, size, starts = _scan(path, range_bytes)
+        try:  # a range starts after the first line end at or past each ``range_bytes``
+            same = ident(os.stat(path))  # the driver's reads below check it (its own host)
+            sha, size, index = file_hash(path, same, every=range_bytes + 1)
         except OSError as e:
             file_id += 1
             out.skipped.append((file_id, 0, f"cannot read file: {e.strerror or e}"))
@@ -130,12 +114,12 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
         shas[sha] = name
         listed = "" if name == path else name
 
-        def open_(p: str = path, n: int = size) -> IO[bytes]:
-            return decompressed(prefix(p, n))[0]
+        def open_(p: str = path, n: int = size, same: tuple[int, int] = same) -> IO[bytes]:
+            return decompressed(prefix(p, n, same))[0]
 
         try:
             fmt, layout = sniff(open_)
-            with prefix(path, size) as raw:
+            with prefix(path, size, same) as raw:
                 layers = decompressed(raw)[1]
         except Exception as e:  # a stream that breaks while sniffing: its record 1
             out.skipped.append((file_id, 1, stream_failure(e)))
@@ -145,9 +129,9 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
             out.files.append((file_id, name, fmt, size, sha, 1, 1))
         elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
-            ends = [s for s, _ in starts[1:]] + [size]
-            for (start, before), end in zip(starts, ends, strict=True):
-                unit = Unit(file_id, path, fmt, layout, sha, start, end, before + 1, listed, size)
+            for start, length, first in index.ranges():
+                end = start + length
+                unit = Unit(file_id, path, fmt, layout, sha, start, end, first, listed, size)
                 out.units.append(unit)
         else:
             out.units.append(Unit(file_id, path, fmt, layout, sha, name=listed, size=size))
