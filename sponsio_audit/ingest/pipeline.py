@@ -28,7 +28,9 @@ it is listed in ``files`` with format ``duplicate`` and in ``skipped`` (record 0
 naming the earlier file. A file is hashed before it is read, except a large one
 whose size no stored or earlier file has (so no duplicate): it is hashed while it is
 read (``_hashed``), on a thread in one process; with workers, its line ranges go to
-them as the hashing read finds them (``files.LineHash``). Only regular files are opened:
+them as the hashing read finds them (``files.LineHash``). Every read after the file was
+measured checks that its path still names that file (``line_ranges.Replaced``: a log
+rotated by renaming is listed, never read as the new file). Only regular files are opened:
 a FIFO, device or socket (also behind a symlink) would block or never end, so it
 is listed and skipped unopened. Reads are bounded by ``Limits`` (``limits.py``);
 a bound hit is listed with its name.
