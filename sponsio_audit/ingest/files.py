@@ -18,6 +18,7 @@ import io
 import os
 import stat
 import threading
+import zlib
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import IO, Any
 from sponsio_audit.ingest import chunks
 from sponsio_audit.ingest.layers import BadRecord, compression
 from sponsio_audit.ingest.limits import Limits
-from sponsio_audit.ingest.line_ranges import Ident, LineIndex, Window, open_same
+from sponsio_audit.ingest.line_ranges import Changed, Ident, LineIndex, Window, ident, open_same
 from sponsio_audit.ingest.sniff import json_lines, read_document
 from sponsio_audit.ingest.workers import AUTO_BYTES
 from sponsio_audit.threads import background
@@ -65,15 +66,16 @@ HASH_THREAD_BYTES = 16 << 20
 
 
 def file_hash(
-    path: str, same: Ident | None = None, every: int | None = None
+    path: str, same: Ident | None = None, every: int | None = None, digests: bool = False
 ) -> tuple[str, int, LineIndex]:
     """The file's sha256 and size, and where its lines end (read once, in 1 MiB blocks;
     ``same``: the file must be the one that ``Ident`` names, ``open_same``; ``every``:
-    the ranges' least bytes, ``LineIndex.every``, else ``chunks.CHUNK_BYTES``).
+    the ranges' least bytes, ``LineIndex.every``, else ``chunks.CHUNK_BYTES``; ``digests``:
+    the index keeps each range's CRC-32 too, ``LineIndex.digested``).
 
     In a large file each block is hashed on a second thread while this one finds its
     line ends (``_hashing``): the two cost about the same."""
-    with LineHash(path, same=same, every=every) as h:
+    with LineHash(path, same=same, every=every, digests=digests) as h:
         sha = h.result()
         return sha, h.index.size, h.index
 
@@ -88,7 +90,8 @@ class LineHash:
     file was read (139 MB: the first chunk 0.12 s sooner, the workers idle until then).
     ``size``: read only the first ``size`` bytes (as hashed when ``prefix`` reads them),
     else to the end; ``same``: the file ``Ident`` names (``open_same``); ``every``: as
-    ``file_hash``. The file is opened at once: an unreadable (or replaced) file fails here."""
+    ``file_hash`` (and ``digests``). The file is opened at once: an unreadable (or replaced)
+    file fails here."""
 
     def __init__(
         self,
@@ -96,12 +99,14 @@ class LineHash:
         size: int | None = None,
         same: Ident | None = None,
         every: int | None = None,
+        digests: bool = False,
     ) -> None:
         raw = open_same(path, same)
         self._f: io.RawIOBase = raw if size is None else Window(raw, 0, size)
         self._fd = raw.fileno()
         self.size = size
-        self.index = LineIndex(every or chunks.CHUNK_BYTES)  # read at call time (tests shrink it)
+        every = every or chunks.CHUNK_BYTES  # read at call time (tests shrink it)
+        self.index = LineIndex.digested(every) if digests else LineIndex(every)
         self._sha = hashlib.sha256()
         self._blocks = self._read()
         self._done = False
@@ -210,6 +215,29 @@ def _sha256(path: str, size: int, same: Ident | None) -> str:
 
 
 _BESIDE_BLOCK = 8 << 20
+
+
+def unchanged(path: str, offset: int, end: int, sha: str | None = None, crc: int = 0) -> Ident:
+    """Which file ``path`` names, once its bytes [``offset``, ``end``) are checked to be
+    those hashed before (their sha256 ``sha`` when given, else their CRC-32 ``crc``), for a
+    reader on another host than the hashing one (a Spark task), where an ``Ident`` cannot be
+    compared: a file replaced or rewritten since raises ``Changed`` (one cut shorter,
+    ``Shrank``), so it is never read under the old one's sha256; the reader's later opens
+    check the ``Ident`` returned (``open_same``)."""
+    h = hashlib.sha256() if sha is not None else None
+    got = 0
+    view = memoryview(bytearray(_BESIDE_BLOCK))
+    raw = open_same(path, None)
+    same = ident(os.fstat(raw.fileno()))
+    with Window(raw, offset, end - offset) as f:
+        while n := f.readinto(view):
+            if h is not None:
+                h.update(view[:n])
+            else:
+                got = zlib.crc32(view[:n], got)
+    if (h.hexdigest() != sha) if h is not None else got != crc:
+        raise Changed(offset, end)
+    return same
 
 
 def _hashing(pool: ThreadPoolExecutor, h: Any, block: bytes) -> Future[None]:

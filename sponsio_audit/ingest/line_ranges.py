@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -34,6 +35,16 @@ class LineIndex:
     size: int = 0
     lines: int = 0
     head: bytes = b""
+    crcs: list[int] | None = None
+    """With a list (``digested``), the CRC-32 of each range closed so far (``digests``)."""
+    crc: int = 0
+    """The CRC-32 of the bytes after the last cut (the open range), when ``crcs`` is kept."""
+
+    @classmethod
+    def digested(cls, every: int) -> LineIndex:
+        """An index that also keeps each range's CRC-32 (``digests``): a Spark task checks
+        that the bytes it reads are those the driver cut and hashed."""
+        return cls(every, crcs=[])
 
     def add(self, block: bytes) -> None:
         """Note the line ends of the file's next ``block``."""
@@ -49,11 +60,28 @@ class LineIndex:
             if j < 0:
                 break
             lines += _newlines(block, counted, j + 1)
+            if self.crcs is not None:
+                self._close(block, self.cuts[-1][0] - base, j + 1)
             counted = j + 1
             self.cuts.append((base + j + 1, lines))
             i = j + self.every
+        if self.crcs is not None:
+            self.crc = zlib.crc32(memoryview(block)[max(self.cuts[-1][0] - base, 0) :], self.crc)
         self.size += len(block)
         self.lines = lines + _newlines(block, counted, len(block))
+
+    def _close(self, block: bytes, start: int, end: int) -> None:
+        """Close the open range at ``block[end]``, whose bytes in ``block`` start at ``start``
+        (negative: it began in an earlier block)."""
+        assert self.crcs is not None
+        self.crcs.append(zlib.crc32(memoryview(block)[max(start, 0) : end], self.crc))
+        self.crc = 0
+
+    def digests(self) -> list[int]:
+        """The CRC-32 of each range of ``ranges``, in order (an index made ``digested``)."""
+        if self.crcs is None:
+            raise ValueError("this index keeps no digests (LineIndex.digested)")
+        return [*self.crcs, self.crc][: len(self.ranges())]
 
     def compressed(self) -> bool:
         """Whether the file starts with a gzip or zstd header (``layers.compression``)."""
@@ -111,6 +139,17 @@ def open_same(path: str, same: Ident | None) -> io.FileIO:
         raw.close()
         raise Replaced
     return raw
+
+
+class Changed(OSError):
+    """The bytes at a path are no longer those measured there (the file was replaced or
+    rewritten since): read now, they would be audited under the old file's sha256."""
+
+    def __init__(self, offset: int, end: int) -> None:
+        super().__init__(
+            f"the file changed after it was hashed: its bytes {offset:,} to {end:,} are not"
+            " those hashed (replaced or rewritten since), so they are not read"
+        )
 
 
 class Window(io.RawIOBase):

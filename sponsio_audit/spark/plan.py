@@ -6,7 +6,9 @@ read), numbers the files, sniffs their format, lists the files skipped
 whole (empty, unrecognised, logs, metrics, unreadable) and cuts
 uncompressed OTLP JSON Lines files into ranges of about ``RANGE_BYTES`` that
 end at a line end, counting the lines before each range so that record
-numbers stay the file's line numbers. Everything else is one unit a file.
+numbers stay the file's line numbers, and noting each range's CRC-32 (a task checks
+that the bytes it reads are those hashed: ``Unit.crc``, ``tasks._checked``).
+Everything else is one unit a file.
 Standard input (``-``) is read from a copy the caller made (``stdin``) and
 listed as ``-``, as ``ingest.pipeline`` lists it.
 """
@@ -60,6 +62,9 @@ class Unit:
     size: int = 0
     """Bytes of the file when the driver hashed it: a whole file is read that far (a live
     log grows meanwhile, or shrinks: ``ingest.files.prefix``), as the local ingest reads it."""
+    crc: int = 0
+    """The CRC-32 of a range's bytes when the driver hashed them (a whole file has ``sha``):
+    a task reads only the bytes the driver hashed (``ingest.files.unchanged``)."""
 
     @property
     def listed(self) -> str:
@@ -99,7 +104,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             continue
         try:  # a range starts after the first line end at or past each ``range_bytes``
             same = ident(os.stat(path))  # the driver's reads below check it (its own host)
-            sha, size, index = file_hash(path, same, every=range_bytes + 1)
+            sha, size, index = file_hash(path, same, every=range_bytes + 1, digests=True)
         except OSError as e:
             file_id += 1
             out.skipped.append((file_id, 0, f"cannot read file: {e.strerror or e}"))
@@ -129,9 +134,9 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
             out.files.append((file_id, name, fmt, size, sha, 1, 1))
         elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
-            for start, length, first in index.ranges():
+            for (start, length, first), crc in zip(index.ranges(), index.digests(), strict=True):
                 end = start + length
-                unit = Unit(file_id, path, fmt, layout, sha, start, end, first, listed, size)
+                unit = Unit(file_id, path, fmt, layout, sha, start, end, first, listed, size, crc)
                 out.units.append(unit)
         else:
             out.units.append(Unit(file_id, path, fmt, layout, sha, name=listed, size=size))

@@ -1,7 +1,9 @@
 """The executors' side of a Spark ingest: each unit decoded with the project's own code.
 
-``decode_units`` runs ``chunks.decode`` on a unit's OTLP records (a byte
-range's lines, numbered from the range's first line, or a whole file) and
+``decode_units`` checks that a unit's bytes are those the driver hashed (``_checked``:
+a file changed since the plan is listed, never read), then runs ``chunks.decode`` on
+its OTLP records (a byte range's lines, numbered from the range's first line, or a
+whole file) and
 ``direct.load`` on the formats that are events already, against an
 in-memory stand-in of the part of ``pipeline._Run`` it writes to; GenAI log
 records become ``span_logs`` rows, as in the store.
@@ -33,10 +35,10 @@ from sponsio_audit.evaluation import evaluations
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import attach, chunks, direct, inchunk
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.files import event_records, otlp_decoder, prefix
+from sponsio_audit.ingest.files import event_records, otlp_decoder, prefix, unchanged
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
-from sponsio_audit.ingest.line_ranges import open_range
+from sponsio_audit.ingest.line_ranges import Ident, open_range
 from sponsio_audit.ingest.tables import (
     DECISIONS_SCHEMA,
     FACTS_SCHEMA,
@@ -111,13 +113,21 @@ class _Collector:
 
 
 def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
-    """Read one unit into ``c``; (records, skipped records, format) as ``pipeline._file``."""
+    """Read one unit into ``c``; (records, skipped records, format) as ``pipeline._file``.
+
+    Its bytes are first checked to be those the driver hashed (``_checked``)."""
+    same: Ident | None = None
 
     def open_() -> IO[bytes]:  # as far as the driver hashed it (a live log grows meanwhile)
-        return decompressed(prefix(unit.path, unit.size))[0]
+        return decompressed(prefix(unit.path, unit.size, same))[0]
 
     n = bad = 0
     fmt = unit.fmt
+    try:
+        same = _checked(unit)
+    except OSError as e:  # changed, cut shorter, gone: nothing of it read, its first record
+        c.skipped.add((unit.file_id, unit.first, stream_failure(e)))  # stands for it
+        return 1, 1, fmt
     try:
         if fmt in ("session_log", "native", "transcript") or unit.layout == "document":
             recs = event_records(fmt, unit.layout, open_, c.limits)
@@ -125,7 +135,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
         opener: Callable[[], IO[bytes]] = open_
         first = 1
         if unit.end >= 0:  # a byte range of a JSON-lines file, read as ingest's workers do
-            opener = partial(open_range, unit.path, unit.start, unit.end - unit.start)
+            opener = partial(open_range, unit.path, unit.start, unit.end - unit.start, same)
             first = unit.first
         todo = chunks.record_chunks(
             otlp_decoder(fmt), unit.layout, opener, unit.file_id, RUN, c.limits, first=first
@@ -138,6 +148,17 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
         n, bad = n + 1, bad + 1
         c.skipped.add((unit.file_id, n, stream_failure(e)))
     return n, bad, fmt
+
+
+def _checked(unit: Unit) -> Ident:
+    """The file of ``unit``, its bytes checked to be those the driver hashed (a whole
+    file's sha256, a range's CRC-32: ``files.unchanged``), so that a file replaced,
+    rewritten or cut shorter after the plan (a rotated log, another file copied over it)
+    is listed, never audited under the old one's sha256; every later open of the task
+    checks it reads that same file (``Changed``, ``Shrank``, ``Replaced``: all ``OSError``)."""
+    whole = unit.end < 0
+    start, end = (0, unit.size) if whole else (unit.start, unit.end)
+    return unchanged(unit.path, start, end, unit.sha if whole else None, unit.crc)
 
 
 def _blob(kind: str, table: pa.Table | pa.RecordBatch) -> tuple[str, bytes]:

@@ -9,6 +9,7 @@ import hashlib
 import random
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,29 @@ def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
         want.append((start, data[:start].count(b"\n")))
     assert index.cuts == want
     assert (index.size, index.lines) == (len(data), data.count(b"\n"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab\n", max_size=300).map(str.encode),
+    st.lists(st.integers(0, 40), max_size=12),
+    st.integers(1, 50),
+)
+def test_a_digested_line_index_gives_the_crc32_of_each_range_bytes(
+    data: bytes, sizes: list[int], every: int
+) -> None:
+    """However the file's bytes come in blocks (empty ones too), ``digests`` is the CRC-32
+    of each range's own bytes, in the order of ``ranges``: a Spark task compares the bytes
+    it is about to read with it, so a digest off by a byte passes a changed file or fails
+    an unchanged one."""
+    index, at = LineIndex.digested(every), 0
+    for size in [*sizes, len(data)]:
+        index.add(data[at : at + size])
+        at = min(len(data), at + size)
+    assert index.digests() == [zlib.crc32(data[o : o + n]) for o, n, _ in index.ranges()]
+    plain = LineIndex(every)
+    plain.add(data)
+    assert (index.cuts, index.size, index.lines) == (plain.cuts, plain.size, plain.lines)
 
 
 @settings(max_examples=150, deadline=None)

@@ -204,6 +204,82 @@ def test_spark_reads_hostile_lines_as_the_store_ingest_does(spark, tmp_path, cas
     store.close()
 
 
+def _task_output(units: list[Any]) -> tuple[list[tuple[int, int]], list[tuple[int, str]], int]:
+    """What ``decode_units`` (a task, no JVM) gives for ``units``: (records, skipped) per
+    unit, the skipped (record, reason) rows, and how many spans."""
+    from sponsio_audit.spark import tasks
+    from sponsio_audit.spark.arrow import unpack
+
+    batch = pa.record_batch([pa.array([json.dumps(asdict(u)) for u in units])], names=["unit"])
+    blobs: dict[str, list[bytes]] = {}
+    for out in tasks.decode_units(iter([batch])):
+        kind, blob = out.column("kind")[0].as_py(), out.column("blob")[0].as_py()
+        blobs.setdefault(kind, []).append(blob)
+    counts = [
+        (r["records"], r["skipped"])
+        for b in unpack(iter(blobs["counts"]), tasks.COUNTS_SCHEMA)
+        for r in b.to_pylist()
+    ]
+    skipped = [
+        (r["record"], r["reason"])
+        for b in unpack(iter(blobs.get("skipped", [])), tasks.SCHEMAS["skipped"])
+        for r in b.to_pylist()
+    ]
+    spans = sum(b.num_rows for b in unpack(iter(blobs.get("spans", [])), tasks.SCHEMAS["spans"]))
+    return counts, skipped, spans
+
+
+@pytest.mark.parametrize("how", ["renamed", "rewritten", "renamed_gzip"])
+def test_a_spark_task_never_reads_a_file_changed_since_the_driver_hashed_it(
+    tmp_path: Path, how: str
+) -> None:
+    """The driver hashes and cuts a file; its tasks read it later, maybe on other hosts. A
+    log rotated by renaming (a new, longer file put at its path), or a file rewritten in
+    place, would be read there under the old file's sha256 and size: the old file's spans
+    never audited, maybe a clean pass. Each task checks first that its bytes are those the
+    driver hashed (a range's CRC-32, a whole file's sha256); a unit that changed is one
+    skipped record at its first line, naming the change, and nothing of it is read. Units
+    whose bytes did not change are read as before. Runs without a JVM."""
+    from .conftest import unavailable
+
+    try:
+        from sponsio_audit.spark import plan
+    except ImportError as e:
+        unavailable(f"pyspark is not installed ({e}); pip install -e '.[spark]'")
+    old = (OTEL / "genai.jsonl").read_bytes().splitlines(keepends=True) * 3
+    new = (OTEL / "openinference.jsonl").read_bytes().splitlines(keepends=True) * 6
+    gz = how == "renamed_gzip"
+    path = tmp_path / ("live.jsonl.gz" if gz else "live.jsonl")
+    body = gzip.compress(b"".join(old)) if gz else b"".join(old)
+    path.write_bytes(body)
+    units = plan.plan([str(path)], range_bytes=2048).units
+    assert len(units) == 1 if gz else len(units) > 2
+    counts, skipped, spans = _task_output(units)  # unchanged: every record read
+    want = ingest([path], Store.open(None), jobs=1)
+    assert (sum(n for n, _ in counts), skipped, spans) == (want.records, [], want.spans)
+    if how == "rewritten":  # the same file, the same size, one byte of its first line other
+        at = body.index(b'"traceId":"') + len(b'"traceId":"')
+        flipped = b"0" if body[at : at + 1] != b"0" else b"1"
+        path.write_bytes(body[:at] + flipped + body[at + 1 :])
+        changed = [0]
+    else:
+        path.rename(tmp_path / "live.1")
+        fresh = b"".join(new)
+        path.write_bytes(gzip.compress(fresh * 2) if gz else fresh)
+        assert path.stat().st_size > body.__len__()  # read up to the old size before
+        changed = list(range(len(units)))
+    counts, skipped, spans = _task_output(units)
+    assert [counts[i] for i in changed] == [(1, 1)] * len(changed)
+    assert [r for r, _ in skipped] == [units[i].first for i in changed]
+    assert all("the file changed after it was hashed" in why for _, why in skipped)
+    kept = [i for i in range(len(units)) if i not in changed]
+    assert sum(counts[i][0] for i in kept) + len(changed) == sum(n for n, _ in counts)
+    if how == "rewritten":  # the other ranges still read: their spans, not the first's
+        assert 0 < spans < want.spans and all(counts[i][1] == 0 for i in kept)
+    else:
+        assert spans == 0
+
+
 @pytest.mark.parametrize("change", ["grows", "shrinks"])
 def test_a_spark_task_reads_a_whole_file_as_far_as_the_driver_hashed_it(
     tmp_path: Path, change: str

@@ -6,6 +6,7 @@ line count off by one misnumbers records against the store ingest. Runs without 
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -53,3 +54,5 @@ def test_the_plan_cuts_a_json_lines_file_at_line_ends_by_the_rule(
     assert got.skipped == [] and got.files == []
     assert [(u.start, u.end, u.first) for u in got.units] == _by_the_rule(body, range_bytes)
     assert all(u.size == len(body) and u.file_id == 1 for u in got.units)
+    # each range's CRC-32, which its task checks before it reads (files.unchanged)
+    assert [u.crc for u in got.units] == [zlib.crc32(body[u.start : u.end]) for u in got.units]
