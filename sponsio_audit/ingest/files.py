@@ -19,7 +19,7 @@ import os
 import stat
 import threading
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -205,16 +205,21 @@ def hash_beside(path: str, size: int, same: Ident | None = None) -> Future[str]:
 
 
 def _sha256(path: str, size: int, same: Ident | None) -> str:
-    """Read into one buffer of ``_BESIDE_BLOCK`` bytes: few GIL hand-overs, no allocations."""
     h = hashlib.sha256()
-    view = memoryview(bytearray(_BESIDE_BLOCK))
-    with Window(open_same(path, same), 0, size) as f:
-        while n := f.readinto(view):
-            h.update(view[:n])
+    _feed(open_same(path, same), 0, size, h.update)
     return h.hexdigest()
 
 
 _BESIDE_BLOCK = 8 << 20
+
+
+def _feed(raw: io.FileIO, offset: int, end: int, update: Callable[[memoryview], object]) -> None:
+    """Bytes [``offset``, ``end``) of ``raw`` (closed after) to ``update``, in one buffer of
+    ``_BESIDE_BLOCK`` bytes reused: few GIL hand-overs, no allocations."""
+    view = memoryview(bytearray(_BESIDE_BLOCK))
+    with Window(raw, offset, end - offset) as f:
+        while n := f.readinto(view):
+            update(view[:n])
 
 
 def unchanged(path: str, offset: int, end: int, sha: str | None = None, crc: int = 0) -> Ident:
@@ -224,18 +229,22 @@ def unchanged(path: str, offset: int, end: int, sha: str | None = None, crc: int
     compared: a file replaced or rewritten since raises ``Changed`` (one cut shorter,
     ``Shrank``), so it is never read under the old one's sha256; the reader's later opens
     check the ``Ident`` returned (``open_same``)."""
-    h = hashlib.sha256() if sha is not None else None
-    got = 0
-    view = memoryview(bytearray(_BESIDE_BLOCK))
     raw = open_same(path, None)
     same = ident(os.fstat(raw.fileno()))
-    with Window(raw, offset, end - offset) as f:
-        while n := f.readinto(view):
-            if h is not None:
-                h.update(view[:n])
-            else:
-                got = zlib.crc32(view[:n], got)
-    if (h.hexdigest() != sha) if h is not None else got != crc:
+    if sha is not None:
+        h = hashlib.sha256()
+        _feed(raw, offset, end, h.update)
+        ok = h.hexdigest() == sha
+    else:
+        got = 0
+
+        def add(block: memoryview) -> None:
+            nonlocal got
+            got = zlib.crc32(block, got)
+
+        _feed(raw, offset, end, add)
+        ok = got == crc
+    if not ok:
         raise Changed(offset, end)
     return same
 
