@@ -91,28 +91,13 @@ def test_files_hashed_while_read_give_the_tables_and_duplicates_of_files_hashed_
     assert got[True] == got[False]
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.text(alphabet="ab\n", max_size=300).map(str.encode),
-    st.lists(st.integers(1, 40), max_size=12),
-    st.integers(1, 50),
-)
-def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
-    data: bytes, sizes: list[int], every: int
-) -> None:
-    """However the file's bytes come in blocks, each range starts just past a newline at
-    least ``every`` bytes after the previous start, the first such newline, with the lines
-    before it counted; the index holds the file's size and newline count."""
-    index, at = LineIndex(every), 0
-    for size in [*sizes, len(data)]:  # the rest in one last block
+def _fed(index: LineIndex, data: bytes, sizes: list[int]) -> LineIndex:
+    """``index`` given ``data`` in blocks of ``sizes`` bytes, then the rest in one block."""
+    at = 0
+    for size in [*sizes, len(data)]:
         index.add(data[at : at + size])
         at = min(len(data), at + size)
-    want, start = [(0, 0)], 0
-    while (j := data.find(b"\n", start + every - 1)) >= 0:
-        start = j + 1
-        want.append((start, data[:start].count(b"\n")))
-    assert index.cuts == want
-    assert (index.size, index.lines) == (len(data), data.count(b"\n"))
+    return index
 
 
 @settings(max_examples=200, deadline=None)
@@ -121,21 +106,27 @@ def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
     st.lists(st.integers(0, 40), max_size=12),
     st.integers(1, 50),
 )
-def test_a_digested_line_index_gives_the_crc32_of_each_range_bytes(
+def test_line_index_cuts_at_line_ends_and_counts_the_lines_before(
     data: bytes, sizes: list[int], every: int
 ) -> None:
-    """However the file's bytes come in blocks (empty ones too), ``digests`` is the CRC-32
-    of each range's own bytes, in the order of ``ranges``: a Spark task compares the bytes
-    it is about to read with it, so a digest off by a byte passes a changed file or fails
-    an unchanged one."""
-    index, at = LineIndex.digested(every), 0
-    for size in [*sizes, len(data)]:
-        index.add(data[at : at + size])
-        at = min(len(data), at + size)
+    """However the file's bytes come in blocks (empty ones too), each range starts just
+    past a newline at least ``every`` bytes after the previous start, the first such
+    newline, with the lines before it counted; the index holds the file's size and newline
+    count. A ``digested`` index cuts the same, and its ``digests`` are the CRC-32 of each
+    range's own bytes, in the order of ``ranges``: a Spark task compares the bytes it is
+    about to read with them, so a digest off by a byte passes a changed file or fails an
+    unchanged one."""
+    want, start = [(0, 0)], 0
+    while (j := data.find(b"\n", start + every - 1)) >= 0:
+        start = j + 1
+        want.append((start, data[:start].count(b"\n")))
+    for index in (
+        _fed(LineIndex(every), data, sizes),
+        _fed(LineIndex.digested(every), data, sizes),
+    ):
+        assert index.cuts == want
+        assert (index.size, index.lines) == (len(data), data.count(b"\n"))
     assert index.digests() == [zlib.crc32(data[o : o + n]) for o, n, _ in index.ranges()]
-    plain = LineIndex(every)
-    plain.add(data)
-    assert (index.cuts, index.size, index.lines) == (plain.cuts, plain.size, plain.lines)
 
 
 @settings(max_examples=150, deadline=None)
