@@ -139,6 +139,8 @@ def record_chunks(
         yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
 
 
+_BOM = b"\xef\xbb\xbf"
+
 Signal = list[otlp_logs.LogRow]
 """What one OTLP record holds besides the spans it appended to the chunk's ``Columns``:
 its GenAI log records (each record of a file may be another signal)."""
@@ -168,7 +170,7 @@ def _record(fmt: str, no: int, rec: bytes | BadRecord, limits: Limits, cols: Col
             raise BadRecord("OTLP metrics, not traces")
         otlp_proto.request_spans(data, cols)
         return []
-    if no != 1:  # line 1 may be a whole document or start with a BOM: the general path
+    if no != 1 or not rec.startswith(_BOM):  # a BOM (line 1 only) needs the general path
         mark = len(cols)
         if otlp_structs.spans(rec, cols):
             return []

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sponsio_audit.ingest import otlp_structs
-from sponsio_audit.ingest.chunks import _json_record
+from sponsio_audit.ingest.chunks import _json_record, _record
 from sponsio_audit.ingest.columns import Columns
+from sponsio_audit.ingest.limits import DEFAULT
 from sponsio_audit.ingest.sniff import parse_line
 
 odd = st.one_of(
@@ -231,3 +232,23 @@ def test_fast_path_answers_the_usual_line() -> None:
             "read": None,
         }
     ]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request, st.booleans())
+def test_line_one_reads_as_any_line_with_or_without_a_bom(doc: Any, pretty: bool) -> None:
+    """Line 1 of a file (which alone may start with a UTF-8 BOM, and may be a whole
+    pretty-printed document) gives the spans, or the skip reason, that the general path
+    gives for the same record as line 2 without the BOM."""
+    line = json.dumps(doc, indent=2 if pretty else None).encode()
+    general = _general(line)
+    for first in (line, b"\xef\xbb\xbf" + line):
+        cols = Columns(0, 0)
+        try:
+            _record("otlp_json", 1, first, DEFAULT, cols)
+        except Exception as e:
+            assert isinstance(general, Exception), (first, e)
+            assert str(e) == str(general)
+            continue
+        assert not isinstance(general, Exception), (first, general)
+        assert _spans(cols) == general
