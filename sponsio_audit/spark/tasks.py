@@ -123,6 +123,7 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
 
     n = bad = 0
     fmt = unit.fmt
+    first = 1  # the number of the unit's first record: a range's first line
     try:
         same = _checked(unit)
     except OSError as e:  # changed, cut shorter, gone: nothing of it read, its first record
@@ -133,7 +134,6 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
             recs = event_records(fmt, unit.layout, open_, c.limits)
             return direct.load(c, unit.file_id, unit.sha, fmt, unit.layout, recs)
         opener: Callable[[], IO[bytes]] = open_
-        first = 1
         if unit.end >= 0:  # a byte range of a JSON-lines file, read as ingest's workers do
             opener = partial(open_range, unit.path, unit.start, unit.end - unit.start, same)
             first = unit.first
@@ -144,9 +144,9 @@ def _decode(unit: Unit, c: _Collector) -> tuple[int, int, str]:
             d = inchunk.decode_chunk(chunk)  # without its Python column lists: kept per unit
             n += d.records
             bad += c.take(d, unit.file_id)
-    except Exception as e:  # the stream broke: the records read before it are kept
+    except Exception as e:  # the stream broke: the records read before it are kept, and the
+        c.skipped.add((unit.file_id, first + n, stream_failure(e)))  # next one stands for the rest
         n, bad = n + 1, bad + 1
-        c.skipped.add((unit.file_id, n, stream_failure(e)))
     return n, bad, fmt
 
 

@@ -316,3 +316,43 @@ def test_a_spark_task_reads_a_whole_file_as_far_as_the_driver_hashed_it(
     else:
         assert bad == 1 and records <= want.records
         assert len(reasons) == 1 and "the file shrank while it was read" in reasons[0]
+
+
+def test_a_range_whose_read_breaks_is_listed_at_its_own_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's byte range that cannot be read (an I/O error on the executor's disk, after
+    the check) is one skipped record at the range's first unread line, the file's own
+    numbering, as the store ingest numbers a broken stream. Before, it was numbered by the
+    records the unit itself had read (1 here): the skip pointed at line 1 of the file,
+    which was read fine, and the user looked for the loss in the wrong place. The other
+    ranges are read, and the totals add up. Runs without a JVM."""
+    import errno
+
+    from sponsio_audit.ingest.line_ranges import open_range
+    from sponsio_audit.spark import tasks
+
+    from .conftest import unavailable
+
+    try:
+        from sponsio_audit.spark import plan
+    except ImportError as e:
+        unavailable(f"pyspark is not installed ({e}); pip install -e '.[spark]'")
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes((OTEL / "genai.jsonl").read_bytes() * 4)
+    units = plan.plan([str(path)], range_bytes=2048).units
+    assert len(units) > 3
+    bad = units[2]
+
+    def failing(p: str, offset: int, length: int, same: Any = None) -> Any:
+        if offset == bad.start:
+            raise OSError(errno.EIO, "Input/output error")
+        return open_range(p, offset, length, same)
+
+    monkeypatch.setattr(tasks, "open_range", failing)
+    counts, skipped, _spans = _task_output(units)
+    whole = ingest([path], Store.open(None), jobs=1)
+    lost = units[3].first - bad.first  # the broken range's lines, none of them blank
+    assert counts[2] == (1, 1)
+    assert skipped == [(bad.first, "unreadable stream: OSError: [Errno 5] Input/output error")]
+    assert sum(n for n, _ in counts) == whole.records - lost + 1
