@@ -155,20 +155,30 @@ def at_activation(g: Formula) -> Formula:
     return Eventually(And(START, g))
 
 
-def activation(contract: Contract, trace: reference.Trace) -> int | None:
-    """k* for ``first_match`` (None when some assumption never holds), 0 for global."""
+NEVER, UNDECIDED = -1, -2
+"""``activation`` when some assumption never activates, or when an unknown (a position
+where φ may hold) comes before its first certain activation, so k* is not recorded."""
+
+
+def activation(contract: Contract, trace: reference.Trace) -> int:
+    """k* for ``first_match``, 0 for global; ``NEVER`` when some assumption is false at every
+    position (not_applicable, whatever the others), else ``UNDECIDED`` when some assumption
+    is unknown before it first holds, or unknown and never true (the contract might have
+    activated there: unverifiable, never a not_applicable that hides a violation, §2)."""
     if contract.activate_at != "first_match":
         return 0
-    k = 0
+    k, undecided = 0, False
     for c in contract.assumptions:
         if c.skipped is not None:
             continue
         vals = reference.values(trigger(c.formula), trace)
-        first = next((i for i, v in enumerate(vals) if v is True), None)
-        if first is None:
-            return None
-        k = max(k, first)
-    return k
+        maybe = next((i for i, v in enumerate(vals) if v is not False), None)
+        if maybe is None:
+            return NEVER
+        if vals[maybe] is None:
+            undecided = True
+        k = max(k, maybe)
+    return UNDECIDED if undecided else k
 
 
 def judge(
@@ -202,8 +212,10 @@ def judge(
         ]
     if contract.activate_at == "first_match":
         k = activation(contract, trace) if start is None else start
-        if k is None:
+        if k == NEVER:
             return each(NOT_APPLICABLE)
+        if k == UNDECIDED:
+            return each(UNVERIFIABLE, reason=ASSUMPTION_UNKNOWN)
     else:
         k = 0
         a = contract.assumption()

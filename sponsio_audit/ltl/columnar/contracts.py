@@ -37,7 +37,15 @@ from sponsio_audit.ltl.columnar.segments import IntArray, Segments
 from sponsio_audit.ltl.columnar.table import results_table
 from sponsio_audit.ltl.columnar.values import Col, ColumnLike, Evaluator
 from sponsio_audit.ltl.columnar.views import View, view_columns
-from sponsio_audit.ltl.contract import START, Checker, Contract, at_activation, trigger
+from sponsio_audit.ltl.contract import (
+    NEVER,
+    START,
+    UNDECIDED,
+    Checker,
+    Contract,
+    at_activation,
+    trigger,
+)
 from sponsio_audit.ltl.nnf import nnf
 from sponsio_audit.threads import ordered_map
 
@@ -52,13 +60,20 @@ def first_true(s: Segments, x: npt.NDArray[np.bool_]) -> IntArray:
 
 
 def activation(ev: Evaluator, contract: Contract) -> IntArray:
-    """k* per segment for first_match (−1 when some assumption never holds)."""
+    """k* per segment for first_match (``contract.activation``: ``NEVER`` where some
+    assumption is false everywhere, else ``UNDECIDED`` where one is unknown before it
+    first holds, or unknown and never true)."""
     k = np.zeros(ev.s.n_segments, dtype=np.int64)
+    never = np.zeros(ev.s.n_segments, dtype=bool)
+    undecided = np.zeros(ev.s.n_segments, dtype=bool)
     for c in contract.assumptions:
         if c.skipped is None:
-            first = first_true(ev.s, ev.values(nnf(trigger(c.formula))).lo)
-            k = np.where((k < 0) | (first < 0), -1, np.maximum(k, first))
-    return k
+            x = ev.values(nnf(trigger(c.formula)))
+            sure, maybe = first_true(ev.s, x.lo), first_true(ev.s, x.hi)
+            never |= maybe < 0
+            undecided |= (maybe >= 0) & (maybe != sure)
+            k = np.maximum(k, maybe)
+    return np.where(never, NEVER, np.where(undecided, UNDECIDED, k))
 
 
 def with_start(ev: Evaluator, kstar: IntArray) -> Evaluator:
@@ -172,7 +187,9 @@ def _first_match(
     with the ``START`` column, no shift (positions are view positions), the active traces."""
     kstar = activation(ev, contract)
     active = kstar >= 0
-    out.verdict[:, ~active] = NOT_APPLICABLE
+    out.verdict[:, kstar == NEVER] = NOT_APPLICABLE
+    out.verdict[:, kstar == UNDECIDED] = UNVERIFIABLE
+    out.reason[:, kstar == UNDECIDED] = 0  # assumption unknown, as ``_assume`` says it
     return with_start(ev, kstar), np.zeros(ev.s.n_segments, np.int64), active
 
 
