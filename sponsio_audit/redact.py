@@ -1,12 +1,17 @@
 """Redaction and truncation of tool arguments (privacy defaults of the span schema).
 
-``redact_args`` replaces the value of every key matching
-``password|token|secret|key|auth`` (case-insensitive, at any depth of dicts
-and lists) by ``<redacted>``, and any string value that ``looks_secret``
-(AWS access keys, ``sk-…`` API keys, GitHub tokens, bearer tokens, PEM
-private-key headers) too, whatever its key. Key names stay visible. The
-report code reuses both functions, so one definition of "secret" covers
-the session log, exported spans and reports.
+``redact_args`` replaces the value of every key matching ``SECRET_KEY``
+(Sponsio's ``password|token|secret|key|auth``, plus ``passwd``, ``pwd``,
+``passphrase``, ``credential`` and ``cookie``: more is redacted than in
+Sponsio, never less; case-insensitive, at any depth of dicts and lists) by
+``<redacted>``, and any string value that ``looks_secret`` too, whatever its
+key: AWS access keys, ``sk-…``/Stripe API keys, GitHub, GitLab and Slack
+tokens, bearer tokens (any case), JWTs, PEM private-key headers, passwords
+in URLs (``scheme://user:pass@``), and a secret key assigned inside text
+(``"password": …``, ``api_key=…``: arguments that are not a JSON object, a
+Python repr, JSON cut short). Key names stay visible. The report code reuses
+both functions, so one definition of "secret" covers the session log,
+exported spans and reports.
 
 ``clean`` drops control and bidi characters from untrusted text shown in a
 sentence and cuts it to a length. ``truncate`` caps a text at a byte budget
@@ -20,22 +25,35 @@ import json
 import re
 from typing import Any
 
+import re2
+
 REDACTED = "<redacted>"
 
-SECRET_KEY = re.compile(r"password|token|secret|key|auth", re.IGNORECASE)
+_RE2 = re2.Options()
+_RE2.log_errors = False
+
+SECRET_KEY = re2.compile(
+    "(?i)password|passwd|passphrase|pwd|token|secret|key|auth|credential|cookie", _RE2
+)
 """Keys whose values are never exported."""
 
-_SECRET_VALUE = re.compile(
-    r"""
-    \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                 # AWS access key id
-  | \bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}       # OpenAI / Anthropic style API keys
-  | \b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}  # GitHub tokens
-  | \bxox[abprs]-[A-Za-z0-9\-]{10,}               # Slack tokens
-  | \bBearer\s+[A-Za-z0-9._~+/\-]{16,}=*          # bearer tokens
-  | -----BEGIN\ (?:[A-Z]+\ )*PRIVATE\ KEY-----    # PEM private keys
-    """,
-    re.VERBOSE,
+_SECRET_SHAPES = (
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
+    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style API keys
+    r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe keys
+    r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}",  # GitHub tokens
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab tokens
+    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
+    r"\b(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}",  # bearer tokens (the scheme in any case)
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.",  # JSON web tokens
+    r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----",  # PEM private keys
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@",  # a password in a URL
+    r"(?i:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|private[_\-]?key"
+    r"|access[_\-]?key|auth(?:orization)?|credentials?|cookie)"
+    r"[\"']?\s*[:=]\s*[\"']?[^\s\"',}]",  # a secret key assigned inside text
 )
+_SECRET_VALUE = re2.compile("|".join(_SECRET_SHAPES), _RE2)
+"""Values shaped like a credential (RE2: linear time on untrusted text of any length)."""
 
 
 def looks_secret(value: str) -> bool:
@@ -84,14 +102,21 @@ def args_json(args: Any, *, redact: bool = True, limit: int | None = None) -> st
     return truncate(text, limit) if limit is not None else text
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
-
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+"""C0 and C1 controls, zero-width and bidi marks and overrides (U+061C, U+200E/F,
+U+202A–E, U+2066–9), invisible operators and deprecated format characters (U+2060–206F),
+the BOM / zero-width no-break space."""
 
 _BREAKS = re.compile(r"[\t\n\r\v\f\u2028\u2029]+")
 
 
+def inert(text: object) -> str:
+    """``text`` on one line (line breaks and tabs as one space) without control, bidi or
+    invisible characters: what untrusted text may show on a terminal or in a sentence."""
+    return _CONTROL.sub("", _BREAKS.sub(" ", str(text)))
+
+
 def clean(text: object, limit: int = 80) -> str:
-    """``text`` on one line (line breaks and tabs as one space) without control/bidi
-    characters, cut to ``limit`` characters with an ellipsis."""
-    s = _CONTROL.sub("", _BREAKS.sub(" ", str(text)))
+    """``inert(text)`` cut to ``limit`` characters with an ellipsis."""
+    s = inert(text)
     return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -26,6 +26,7 @@ from sponsio_audit.cli.common import (
     guarded,
     own_pyarrow,
 )
+from sponsio_audit.redact import inert
 
 MAX_EVENTS = 500
 COLUMNS = ("mark", "step", "time", "agent", "type", "tool", "span", "source", "args / output")
@@ -149,7 +150,7 @@ def _why(data: Any, tid: str, mine: list[dict[str, Any]], contract: str | None, 
     plain lines otherwise, like the timeline above)."""
     if not mine:
         what = f"contract {contract}" if contract else "any contract"
-        sys.stdout.write(f"No violation of {what} in trace {tid}.\n")
+        sys.stdout.write(f"No violation of {what} in trace {inert(tid)}.\n")
         return
     cids = sorted({v["contract_id"] for v in mine})
     if rich:

@@ -16,14 +16,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from sponsio_audit.redact import inert
+
 WIDE = 100
-_CONTROL = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x09}
 
 
 def cell(value: object) -> str:
-    """A cell as one line of inert text (control characters dropped, tabs as spaces)."""
-    text = "" if value is None else str(value)
-    return text.replace("\t", " ").replace("\n", " ").translate(_CONTROL)
+    """A cell as one line of inert text (``redact.inert``: control, bidi and invisible
+    characters dropped, line breaks and tabs as spaces)."""
+    return "" if value is None else inert(value)
 
 
 def console_width() -> int | None:
@@ -74,7 +75,7 @@ def show(
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(cell(title)), title_justify="left")  # a trace id is not markup
     for name in columns:
         if name in keep:
             table.add_column(name, no_wrap=True, min_width=max(widths[name], len(name)))
