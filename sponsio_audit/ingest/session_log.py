@@ -4,8 +4,11 @@ One line per (tool call × constraint) decision: ``ts``, ``agent_id``, ``action`
 ``constraint``/``contract_id``, ``result``, optionally ``args`` (redacted JSON
 object, written by this project's guard), ``event_type`` and ``message``.
 Lines are grouped by (ts, action) into one event (a tool_call unless
-``event_type`` names another event type); args are taken from the first line of
-the group that records them, None when none does. Every line is also a row of
+``event_type`` names another event type), except lines that prove two calls: another
+``seq`` (the guard numbers its calls), or the same constraint decided twice (one line
+per call and constraint: the second is the next call's; a coarse clock gives two calls
+one ts); args are taken from the first line of the group that records them, None when
+none does. Every line is also a row of
 ``decisions``. A file is one trace.
 
 A line whose action is ``<evidence:PRED>`` is Sponsio's claim verdict for
@@ -33,7 +36,8 @@ CONVENTION = "sponsio_session"
 def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parsed:
     """Events (one trace) and decisions of a session log's lines."""
     out = Parsed()
-    groups: dict[tuple[Any, Any], dict[str, Any]] = {}
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    seen: dict[tuple[Any, ...], int] = {}  # (ts, action, seq, contract) → lines so far
     for no, obj in recs:
         out.records += 1
         if isinstance(obj, BadRecord):
@@ -44,7 +48,13 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
             continue
         ts, action = obj.get("ts"), as_text(cap(obj.get("action")))
         agent = as_text(cap(obj.get("agent_id")))
-        key = (as_text(ts), action)
+        seq = obj.get("seq")
+        seq = seq if seq.__class__ is int else None
+        contract = obj.get("contract_id", obj.get("constraint"))
+        call = (as_text(ts), action, seq)
+        again = (*call, as_text(cap(contract)))
+        key = (*call, seen.get(again, 0))  # the same decision twice: another call
+        seen[again] = key[-1] + 1
         g = groups.get(key)
         if g is None:
             et = obj.get("event_type")
@@ -71,7 +81,6 @@ def parse(recs: Iterable[tuple[int, Any]], file_id: int, trace_id: str) -> Parse
         result = as_text(cap(raw))
         if result in ATTEMPT_RESULTS and g["type"] == "tool_call":
             g["type"] = "tool_attempt"
-        contract = obj.get("contract_id", obj.get("constraint"))
         out.decisions.append(
             (
                 file_id,
