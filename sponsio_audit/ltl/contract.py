@@ -14,8 +14,9 @@ operators and counters see the events before k*, only the obligation
 starts there. ``at_activation`` rewrites a guarantee g into a formula that
 holds at 0 exactly when g holds at k*, given the internal atom ``START``
 true at k* only (``G ψ`` becomes ``G(O START → ψ)``, which keeps every
-offending event at or after k*; anything else ``F(START ∧ g)``), so every
-evaluator runs it unchanged on the whole view.
+offending event at or after k*; anything else ``G(START → g)``, which is false at the
+first prefix that shows g false at k*: a guarantee violation blamed there, not an
+obligation left open at the end), so every evaluator runs it unchanged on the whole view.
 """
 
 from __future__ import annotations
@@ -146,13 +147,14 @@ def trigger(assumption: Formula) -> Formula:
 
 
 def at_activation(g: Formula) -> Formula:
-    """A formula true at 0 iff ``g`` is true at k*, where ``START`` holds at k* only."""
+    """A formula true at 0 iff ``g`` is true at k*, where ``START`` holds at k* only (on an
+    active trace: an inactive one is not_applicable, never evaluated)."""
     match g:
         case Always(psi):
             return Always(Implies(Once(START), psi))
         case And(left, right):
             return And(at_activation(left), at_activation(right))
-    return Eventually(And(START, g))
+    return Always(Implies(START, g))
 
 
 NEVER, UNDECIDED = -1, -2

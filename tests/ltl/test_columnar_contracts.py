@@ -173,3 +173,19 @@ def test_atom_columns_are_taken_lazily():
     cols = ground_columns(EVENTS, [Atom("called", ("pay",))])
     table_ = evaluate_contracts([(c, view, cols)])
     assert table_.column("verdict").to_pylist() == ["pass", "pass", "violated"]
+
+
+def test_a_first_match_guarantee_false_at_activation_is_blamed_there():
+    """A guarantee that is no ``G ψ`` (``called(b)``, ``Y called(b)``) is evaluated at k*
+    (§4.2): false there, the prefix up to k* is already bad, so it is a guarantee violation
+    blamed at k*, not an obligation reported open at the end of the trace (liveness)."""
+    ev = [
+        {S.A: False, S.B: False, S.C: c, S.COUNT: 0} for c in (False, True, False, False)
+    ]  # k* = 1
+    for text in ("called(b)", "Y called(b)", "!called(a) & called(b)"):
+        c = Contract(
+            "k", "*", (Clause(parse(text)),), assumptions=(Clause(S.C),), activate_at="first_match"
+        )
+        (v,) = judge(c, ev)
+        assert (v.verdict, v.kind, v.blame) == ("violated", "guarantee", 1), text
+        assert contract_verdicts(c, *table([ev])).verdicts(0) == [v]
