@@ -225,50 +225,55 @@ def audit(
         except BaseException:
             store.close()
             raise
-    say("evaluating contracts…")
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
-    ms = (
-        regex_timeout_ms
-        if regex_timeout_ms is not None
-        else getattr(contracts, "regex_timeout_ms", None)
-    )
-    limit = None if ms is None else ms / 1000.0
-    cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
-    try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
-        with regexes.time_limit(limit) as searches:
-            tables = evaluate(
-                _in_order(cur), ContractSet(cs, perms), engine=engine, threads=threads
-            )
-    except _Unordered:  # evaluated again from the start, its searches counted afresh
-        cur.close()
-        events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
-        reader = events.to_arrow_reader(EVALUATE_ROWS)
-        with regexes.time_limit(limit) as searches:
-            tables = evaluate(reader, ContractSet(cs, perms), engine=engine, threads=threads)
-    finally:
-        cur.close()
-    stats = pa.table({"regex_timeouts": pa.array([searches.timeouts], pa.int64())})
-    verdicts, violations = tables.verdicts, tables.violations
-    del tables
-    empty = store.con.sql(EMPTY_TRACES).fetchall()
-    if empty:  # traces with no events: judged too (n = 0), in trace order with the others
-        ev, vi = build_tables(
-            empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
+    try:  # a store opened here is closed when the audit stops (an error, Ctrl-C)
+        say("evaluating contracts…")
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
+        ms = (
+            regex_timeout_ms
+            if regex_timeout_ms is not None
+            else getattr(contracts, "regex_timeout_ms", None)
         )
-        verdicts = in_order(pa.concat_tables([verdicts, ev]))
-        violations = in_order(pa.concat_tables([violations, vi]))
-    violations = report_order(violations)  # stored as reports list them: load copies none
-    replace_tables(
-        store,
-        verdicts=verdicts,
-        violations=violations,
-        contracts=contracts_table(cs),
-        audit_stats=stats,
-    )
-    files = getattr(contracts, "files", ())
-    prov = save_provenance(store, cs, files, started, sources, command, told)
-    return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
+        limit = None if ms is None else ms / 1000.0
+        cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
+        try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
+            with regexes.time_limit(limit) as searches:
+                tables = evaluate(
+                    _in_order(cur), ContractSet(cs, perms), engine=engine, threads=threads
+                )
+        except _Unordered:  # evaluated again from the start, its searches counted afresh
+            cur.close()
+            events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
+            reader = events.to_arrow_reader(EVALUATE_ROWS)
+            with regexes.time_limit(limit) as searches:
+                tables = evaluate(reader, ContractSet(cs, perms), engine=engine, threads=threads)
+        finally:
+            cur.close()
+        stats = pa.table({"regex_timeouts": pa.array([searches.timeouts], pa.int64())})
+        verdicts, violations = tables.verdicts, tables.violations
+        del tables
+        empty = store.con.sql(EMPTY_TRACES).fetchall()
+        if empty:  # traces with no events: judged too (n = 0), in trace order with the others
+            ev, vi = build_tables(
+                empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
+            )
+            verdicts = in_order(pa.concat_tables([verdicts, ev]))
+            violations = in_order(pa.concat_tables([violations, vi]))
+        violations = report_order(violations)  # stored as reports list them: load copies none
+        replace_tables(
+            store,
+            verdicts=verdicts,
+            violations=violations,
+            contracts=contracts_table(cs),
+            audit_stats=stats,
+        )
+        files = getattr(contracts, "files", ())
+        prov = save_provenance(store, cs, files, started, sources, command, told)
+        return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
+    except BaseException:
+        if store is not source:
+            store.close()
+        raise
 
 
 EVENT_ORDER = "trace_id, seq"

@@ -351,6 +351,8 @@ def _run(
                 store = result.store
                 audited_contracts = result.contracts
                 audited = result
+            if o.db is not None:
+                stores.finished(store)
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(

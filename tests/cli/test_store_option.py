@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,35 @@ def test_explain_and_report_never_write(db: Path) -> None:
     assert cli("traces", "--db", db).exit_code == 0
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     assert db.stat().st_mtime_ns == mtime
+
+
+_INTERRUPTED = """
+import sys
+from sponsio_audit import api
+def evaluate(*args, **kw):
+    raise KeyboardInterrupt  # Ctrl-C once the files are loaded, before any verdict
+api.evaluate = evaluate
+from sponsio_audit.cli import main
+sys.argv = ["sponsio-audit", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("append", [True, False])
+def test_a_store_whose_scan_was_interrupted_is_no_audit(db: Path, append: bool) -> None:
+    """Ctrl-C after a scan's files were loaded and committed, before their verdicts were
+    stored: with ``--append`` the store then held the new traces beside the old verdicts,
+    and ``report`` showed the new traces as clean (a wrong pass). Such a store is refused
+    by ``report``, ``explain`` and ``traces`` with one line saying why (exit 2), until a
+    scan finishes on it."""
+    flags = ["--append"] if append else []
+    args = ["scan", str(WORKFLOW), "-c", str(CONFIG), "--db", str(db), "-q", *flags]
+    run = subprocess.run([sys.executable, "-c", _INTERRUPTED, *args], capture_output=True)
+    assert run.returncode == 130, run.stderr
+    for command in (["report"], ["explain", "--trace", "a"], ["traces"]):
+        r = cli(*command, "--db", db)
+        assert r.exit_code == 2, (command, r.stdout)
+        assert "its last scan did not finish" in r.stderr and "Traceback" not in r.stderr
+    assert cli("scan", WORKFLOW, "-c", CONFIG, "--db", db, "-q", *flags).exit_code == 1
+    report = json.loads(cli("report", "--db", db, "-f", "json").stdout)
+    assert report["summary"]["traces"] >= len(demo.WORKFLOW_TRACES)
