@@ -275,12 +275,17 @@ PackOpt = Annotated[
 ]
 GroupByOpt = Annotated[GroupBy, typer.Option("--group-by", help="What one trace is.")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Only this agent's contracts.")]
+MAX_JOBS = 256
+"""The most ``--jobs`` accepted (more is a usage error: each worker is a process that
+imports the engine, about 100 MB, whatever the input's size)."""
+
 JobsOpt = Annotated[
     int,
     typer.Option(
         "--jobs",
         "-j",
         min=0,
+        max=MAX_JOBS,
         help="Processes reading traces; 0 (default): one per CPU for inputs of 64 MB or more. "
         "The result is the same.",
     ),

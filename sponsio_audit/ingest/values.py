@@ -227,11 +227,16 @@ def parse(text: str) -> Any:
     What orjson refuses and the stdlib accepts (``NaN``/``Infinity`` literals, lone
     surrogate escapes) is read again by the stdlib, with non-finite floats spelled
     as strings (``finite``), so parsed values never hold a float JSON cannot write.
-    Raises ``ValueError`` or ``RecursionError`` as ``json.loads`` does.
+    Raises ``ValueError`` or ``RecursionError`` as ``json.loads`` does; nesting deeper
+    than orjson's 1 024 levels is always a ``RecursionError``, never read by the stdlib,
+    whose own limit depends on the thread (a worker's default, the main process's
+    ``recursion.deep``): the same record is then read the same with any ``--jobs``.
     """
     try:
         return orjson.loads(text)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as e:
+        if str(e).startswith("depth limit exceeded"):
+            raise RecursionError("JSON nested deeper than 1024 levels") from None
         return _finite(json.loads(text))
 
 

@@ -83,3 +83,13 @@ def test_the_process_prints_no_traceback(tmp_path: Path) -> None:
     _one_error(proc("scan", TRACES, "-c", CONFIG, "--db", notes), notes)
     if FULL.exists():
         _one_error(proc("scan", TRACES, "-c", CONFIG, "-o", FULL, "-f", "sarif"), FULL)
+
+
+def test_jobs_past_the_bound_is_a_usage_error() -> None:
+    """``--jobs 100000`` started a worker process per job whatever the input (the machine's
+    memory filled, the scan killed); ``2**31`` was a traceback. Both are usage errors."""
+    from tests.cli.conftest import CONFIG, TRACES, cli
+
+    for n in ("257", "100000", str(2**31)):
+        r = cli("scan", TRACES, "-c", CONFIG, "-j", n)
+        assert r.exit_code == 2 and "0<=x<=256" in r.stderr and "Traceback" not in r.stderr
