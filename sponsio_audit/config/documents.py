@@ -91,8 +91,13 @@ MAX_DEPTH = 200
 """Deepest YAML nesting (after aliases): a self-referencing alias (``&a [*a]``) is endless."""
 
 
-def _lines(node: yaml.Node, out: dict[YamlPath, int]) -> tuple[YamlPath, str] | None:
-    """Record the line of every YAML path under ``node`` (iteratively: any shape).
+def _lines(
+    node: yaml.Node, out: dict[YamlPath, int], twice: list[YamlPath] | None = None
+) -> tuple[YamlPath, str] | None:
+    """Record the line of every YAML path under ``node`` (iteratively: any shape), and in
+    ``twice`` the path of every key given a second time in its mapping (YAML keeps the
+    last silently: a contract's second ``G:`` replaced its first, an agent's second entry
+    dropped the first one's contracts).
 
     Returns where and why the walk passed ``MAX_NODES`` or ``MAX_DEPTH`` (it then
     stops), else None.
@@ -113,6 +118,13 @@ def _lines(node: yaml.Node, out: dict[YamlPath, int]) -> tuple[YamlPath, str] | 
             ], f"nested deeper than {MAX_DEPTH} levels (limit yaml_depth={MAX_DEPTH})"
         out.setdefault(path, nd.start_mark.line + 1)
         if isinstance(nd, yaml.MappingNode):
+            keys: set[str] = set()
+            for k, _v in nd.value:
+                key = str(k.value)
+                if twice is not None and isinstance(k, yaml.ScalarNode) and key != "<<":
+                    if key in keys:
+                        twice.append((*path, key))
+                    keys.add(key)
             for k, v in reversed(nd.value):
                 kp = (*path, str(k.value))
                 out[kp] = k.start_mark.line + 1  # a key's line, not its value's
@@ -186,10 +198,16 @@ def load_doc(path: Path, label: str, issues: list[ConfigIssue]) -> Doc | None:
         loader.dispose()
     lines: dict[YamlPath, int] = {}
     if node is not None:
-        bound = _lines(node, lines)
+        twice: list[YamlPath] = []
+        bound = _lines(node, lines, twice)
         if bound is not None:
             where, why = bound
             issues.append(ConfigIssue(render(where), why, path, lines.get(where)))
+            return None
+        for where in twice:
+            why = "this key is given twice in its mapping: YAML would keep only the last"
+            issues.append(ConfigIssue(render(where), why, path, lines.get(where)))
+        if twice:
             return None
     doc = Doc(path, label, None, lines, issues)
     doc.data = interpolate(data, (), doc)

@@ -209,3 +209,24 @@ def test_permissions_and_include_must_be_strings(tmp_path: Path) -> None:
         agents:
           bot: {permissions: [1, 2], include: {a: b}}
     """) == ["agents.bot.permissions", "agents.bot.include"]  # fmt: skip
+
+
+def test_a_key_given_twice_is_an_error_not_a_silent_replacement(tmp_path: Path) -> None:
+    """YAML keeps a repeated key's last value without a word: a contract's second ``G:``
+    replaced its blacklist with ``G true`` (a contract that can never fail), an agent's
+    second entry dropped the first one's contracts. Each repeat is an error at its path."""
+    got = errors(tmp_path, """
+        version: "1"
+        agents:
+          bot:
+            contracts:
+              - id: no-rm
+                G: {pattern: arg_blacklist, args: [bash, command, ["rm -rf"]]}
+                severity: low
+                G: {ltl: "G true"}
+          bot:
+            contracts:
+              - {id: other, G: {ltl: "G true"}}
+    """)  # fmt: skip
+    assert sorted(p for p, _ in got) == ["agents.bot", "agents.bot.contracts[0].G"]
+    assert all("given twice" in m for _, m in got)
