@@ -66,6 +66,12 @@ BINARY_OPS: dict[str, Callable[[Formula, Formula], Formula]] = {
 KEYWORDS = set(UNARY_OPS) | set(BINARY_OPS) | {"true", "false"}
 
 
+MAX_INT = 2**53
+"""The largest whole number a formula may hold (a window bound, a constant): counters and
+durations are compared as float64 columns, exact up to 2**53, and a sum past int64 wraps
+(a deadline of 2**63 - 1 gave false violations, larger ones a traceback)."""
+
+
 class ParseError(ValueError):
     """A formula that does not parse; ``column`` is 1-based."""
 
@@ -190,6 +196,8 @@ class _Parser:
         if tok.kind != "num" or not tok.value.isdigit():
             raise self.error("expected a bound (a whole number ≥ 0)")
         self.advance()
+        if int(tok.value) > MAX_INT:
+            raise self.error(f"bound too large (at most {MAX_INT:,})", tok.col)
         return int(tok.value)
 
     def unary(self) -> Formula:
@@ -238,7 +246,10 @@ class _Parser:
         tok = self.tok
         if tok.kind == "num":
             self.advance()
-            return Num(_number(tok.value))
+            n = _number(tok.value)
+            if isinstance(n, int) and abs(n) > MAX_INT:
+                raise self.error(f"number too large (at most {MAX_INT:,} either way)", tok.col)
+            return Num(n)
         if tok.kind == "str":
             self.advance()
             return Str(tok.value)

@@ -230,3 +230,25 @@ def test_a_key_given_twice_is_an_error_not_a_silent_replacement(tmp_path: Path) 
     """)  # fmt: skip
     assert sorted(p for p, _ in got) == ["agents.bot", "agents.bot.contracts[0].G"]
     assert all("given twice" in m for _, m in got)
+
+
+def test_numbers_past_2_53_are_errors_at_their_path(tmp_path: Path) -> None:
+    """Counters and durations are compared as float64 (exact to 2**53) and windows summed as
+    int64: a deadline of 2**63 - 1 wrapped (false violations), larger numbers were a
+    traceback mid-scan; ``validate`` accepted both. Now each is an error at its path."""
+    got = errors(tmp_path, """
+        version: "1"
+        agents:
+          "*":
+            contracts:
+              - {id: d1, G: {pattern: deadline, args: [a, b, 99999999999999999999999999999]}}
+              - {id: d2, G: {pattern: deadline, args: [a, b, 9223372036854775807]}}
+              - {id: d3, G: {pattern: deadline, args: [a, b, 9007199254740992]}}
+              - {id: l1, G: {ltl: "G(called(a) -> F[0,99999999999999999999999] called(b))"}}
+              - {id: l2, G: {ltl: "G(count(a) <= -99999999999999999999)"}}
+    """)  # fmt: skip
+    assert [p for p, _ in got] == [
+        "agents.*.contracts[0].G.args[2]", "agents.*.contracts[1].G.args[2]",
+        "agents.*.contracts[3].G.ltl", "agents.*.contracts[4].G.ltl",
+    ]  # fmt: skip
+    assert all("at most 9,007,199,254,740,992" in m for _, m in got)

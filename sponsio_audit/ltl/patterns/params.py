@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sponsio_audit.ltl.parse import MAX_INT
 from sponsio_audit.regexes import RegexError, compile_regex
 from sponsio_audit.vocab import TOKEN_KINDS as _TOKEN_KINDS
 
@@ -79,6 +80,8 @@ def _scalar(p: Param, kind: str, v: Any, where: tuple[int | str, ...], skips: li
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise PatternArgError(f"{p.name}: expected a whole number, got {v!r}", where)
+        if abs(v) > MAX_INT:
+            raise PatternArgError(f"{p.name}: expected a number of at most {MAX_INT:,}", where)
         if p.minimum is not None and v < p.minimum:
             raise PatternArgError(f"{p.name}: expected a number ≥ {p.minimum}, got {v}", where)
         return v
@@ -88,6 +91,8 @@ def _scalar(p: Param, kind: str, v: Any, where: tuple[int | str, ...], skips: li
                 v = float(v) if any(ch in v for ch in ".eE") else int(v)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise PatternArgError(f"{p.name}: expected a number, got {v!r}", where)
+        if isinstance(v, int) and abs(v) > MAX_INT:
+            raise PatternArgError(f"{p.name}: expected a number of at most {MAX_INT:,}", where)
         return v
     if kind == "value":
         if isinstance(v, bool):
