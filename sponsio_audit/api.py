@@ -402,7 +402,8 @@ def read_parquet(directory: str | Path, store: Store | None = None) -> Store:
     """A store (in memory unless given) holding the tables of ``directory``'s Parquet files.
 
     Raises ``LookupError`` when the directory holds no audit (no verdicts,
-    violations or contracts file).
+    violations or contracts file), or one of its tables cannot be read as this tool
+    wrote it (a corrupt or cut file, other columns).
     """
     src = Path(directory)
     found = {p.name[: -len(".parquet")]: p for p in sorted(src.glob("*.parquet"))}
@@ -412,17 +413,27 @@ def read_parquet(directory: str | Path, store: Store | None = None) -> Store:
             f"no audit in {src}: missing {', '.join(f'{n}.parquet' for n in missing)} "
             "(write one with `scan --parquet DIR`)"
         )
+    given = store
     store = store if store is not None else Store.open()
     for name, path in found.items():
         if not _NAME.fullmatch(name):
             continue  # not a table this tool writes
-        table = _parquet().read_table(path)
-        if name == "violations":
-            extra = ("path", "fingerprint")  # what report.parquet adds to violations
-            table = table.drop_columns([c for c in extra if c in table.column_names])
+        try:
+            table = _parquet().read_table(path)
+            if name == "violations":
+                extra = ("path", "fingerprint")  # what report.parquet adds to violations
+                table = table.drop_columns([c for c in extra if c in table.column_names])
+            if name in TABLES:
+                schema = TABLES[name]
+                table = table.select(schema.names).cast(_plain(schema))
+        except (OSError, ValueError, KeyError, TypeError) as e:  # pyarrow's: corrupt, cut, other
+            if given is None:
+                store.close()
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise LookupError(
+                f"{path}: not a table of an audit (corrupt or other): {why}"
+            ) from None
         if name in TABLES:
-            schema = TABLES[name]
-            table = table.select(schema.names).cast(_plain(schema))
             store.con.execute(f"DELETE FROM {_quoted(name)}")
             store.insert(name, table)
         else:

@@ -72,3 +72,18 @@ def test_report_without_an_audit_in_the_directory_is_one_line(tmp_path):
     res = run("report", "--parquet", tmp_path)
     assert res.exit_code == 2
     assert "verdicts.parquet" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("table", ["verdicts", "violations", "contracts"])
+def test_a_corrupt_or_cut_parquet_table_is_one_line(scanned, tmp_path, table):
+    """A table cut short (a copy interrupted) or other bytes: one line naming the file, exit
+    2 as for a bad store; before, a pyarrow traceback with exit 1 (the violations code)."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(scanned[0], copy)
+    path = copy / f"{table}.parquet"
+    path.write_bytes(path.read_bytes()[:300])
+    res = run("report", "--parquet", copy)
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert f"{path}: not a table of an audit" in res.output
