@@ -34,14 +34,20 @@ from sponsio_audit.threads import background
 
 
 def walk(paths: list[str | Path]) -> Iterator[str]:
-    """Files named by ``paths``: directories recursively in sorted order, ``-`` for stdin."""
+    """Files named by ``paths``: directories recursively in sorted order, ``-`` for stdin.
+    A folder that cannot be listed (no permission) is yielded itself, so that it is listed
+    as not read (``irregular`` says why) instead of left out without a word."""
+    failed: list[str] = []
     for p in paths:
         s = str(p)
         if s != "-" and os.path.isdir(s):
-            for root, dirs, files in os.walk(s):
+            for root, dirs, files in os.walk(s, onerror=lambda e: failed.append(e.filename)):
                 dirs.sort()
+                yield from failed
+                failed.clear()
                 for name in sorted(files):
                     yield os.path.join(root, name)
+            yield from failed
         else:
             yield s
 
@@ -294,6 +300,11 @@ def irregular(path: str) -> str | None:
         return None  # the open that follows reports the error
     if stat.S_ISREG(mode):
         return None
+    if stat.S_ISDIR(mode):  # ``walk`` yields a folder only when it could not list it
+        try:
+            os.scandir(path).close()
+        except OSError as e:
+            return f"cannot read folder: {e.strerror or e}; not read"
     kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
     return f"not a regular file ({kind}); not read"
 
