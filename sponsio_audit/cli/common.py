@@ -23,6 +23,8 @@ from typing import IO, Annotated, Any, NoReturn
 
 import typer
 
+from sponsio_audit.redact import inert
+
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_USAGE = 2
@@ -108,14 +110,15 @@ def started() -> None:
 
 
 def say_error(line: str) -> None:
-    """Print ``error: line`` on stderr (plain text: no markup, whatever the line holds)."""
-    sys.stderr.write(f"error: {line}\n")
+    """Print ``error: line`` on stderr (plain text: no markup, whatever the line holds; a
+    path or name in it from the user or a trace cannot add lines or escape sequences)."""
+    sys.stderr.write(f"error: {inert(line)}\n")
     sys.stderr.flush()
 
 
 def say_warning(line: str) -> None:
-    """Print ``warning: line`` on stderr."""
-    sys.stderr.write(f"warning: {line}\n")
+    """Print ``warning: line`` on stderr (as inert as ``say_error``)."""
+    sys.stderr.write(f"warning: {inert(line)}\n")
     sys.stderr.flush()
 
 
@@ -166,7 +169,7 @@ def guarded(db: Path | None = None) -> Iterator[None]:
     except UsageProblem as e:
         if not e.prefix:
             for line in e.lines:
-                sys.stderr.write(line + "\n")
+                sys.stderr.write(inert(line) + "\n")
             raise typer.Exit(e.code) from None
         fail(e.lines, e.code)
     except BrokenPipeError:  # stdout closed by the reader (`| head`): click exits quietly

@@ -68,3 +68,12 @@ def test_explain_prints_hostile_trace_ids_inertly(tmp_path: Path) -> None:
     assert not _BAD.search(clean.stdout), ascii(clean.stdout)
     wide = pty_run(["explain", str(traces), "-c", str(contracts), "--trace", "[link"], 200)
     assert "\x1b]8;" not in wide and MARKUP in wide  # the id as text, no hyperlink planted
+
+
+def test_a_hostile_path_in_an_error_line_stays_one_inert_line(tmp_path: Path) -> None:
+    """A path with an escape sequence and a newline (a file name from an untrusted archive)
+    printed raw set the terminal title and forged a second ``error:`` line."""
+    bad = tmp_path / "x\x1b]0;T\x07\nerror: fake line"
+    r = cli("scan", bad, "-c", tmp_path / "none.yaml")
+    assert r.exit_code == 2
+    assert len(r.stderr.splitlines()) == 1 and not _BAD.search(r.stderr), ascii(r.stderr)
