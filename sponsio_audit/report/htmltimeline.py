@@ -10,6 +10,7 @@ from ``timeline.rows`` (redacted excerpts); all content is escaped.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from typing import Any
@@ -27,13 +28,25 @@ def e(value: object, limit: int = 200) -> str:
 
 
 def anchors(trace_ids: list[str]) -> dict[str, str]:
-    """A distinct ``trace-…`` id attribute per trace (readable prefix of the trace id)."""
+    """A distinct ``trace-…`` id attribute per trace (readable prefix of the trace id).
+
+    Trace ids that sanitize alike (``a{``, ``a|``) get a suffix from a hash of
+    the raw id, and a counter after it should even that name be taken (by
+    another trace's readable name, say ``a_-<hash>``), so no two traces share
+    an anchor whatever their ids.
+    """
     out: dict[str, str] = {}
     used: set[str] = set()
     for i, tid in enumerate(trace_ids):
-        name = "trace-" + (_UNSAFE.sub("_", clean(tid, 300))[:80] or str(i))
+        base = "trace-" + (_UNSAFE.sub("_", clean(tid, 300))[:80] or str(i))
+        name = base
         if name in used:
-            name = f"{name}-{i}"
+            raw = str(tid).encode("utf-8", "surrogatepass")
+            name = base = f"{base}-{hashlib.sha256(raw).hexdigest()[:8]}"
+        k = 1
+        while name in used:
+            name = f"{base}-{k}"
+            k += 1
         used.add(name)
         out[tid] = name
     return out

@@ -12,28 +12,54 @@ spans (``text.code_span``: nothing is interpreted inside one, so no
 escaped underscores); free text (evidence, reasons, descriptions) is
 ``text.md_text`` (``&``, ``<``, ``>`` as HTML entities, Markdown's active
 characters backslash-escaped, so no link, image or HTML can be planted).
-Control characters and newlines are dropped from both. A ``<summary>``
-line is HTML, escaped as such.
+On top of both, ``unlinked`` breaks what GitHub links in plain text: an
+``@`` (a mention notifies that user when the report is a PR comment; also
+an e-mail autolink) is ``&#64;``, the ``:`` of ``://`` is ``&#58;`` and the
+dot of ``www.`` is ``&#46;`` (bare-URL autolinks); GitHub shows the literal
+characters. An entity means nothing inside a code span, so an id holding
+any of them is given as ``md`` text instead. ``md`` and ``code`` are the
+only ways untrusted text enters the report. Control characters and
+newlines are dropped from all of it. A ``<summary>`` line is HTML, escaped
+as such, then ``unlinked``.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from sponsio_audit.redact import clean
 from sponsio_audit.report import ranking
 from sponsio_audit.report.data import DECISION_COLUMNS, ReportData, decision_cells
 from sponsio_audit.report.options import RenderOptions
-from sponsio_audit.report.text import NO_REASON, code_span, md_text
+from sponsio_audit.report.text import NO_REASON, code_span, md_text, xml_text
 
 MAX_PER_CONTRACT = 100
 SEE_ALL = "`--limit 0` lists all; `-f json` has every violation"
 
 
+_LINKING = re.compile(r"@|:(?=//)|(?<=www)\.", re.IGNORECASE)
+_ENTITY = {"@": "&#64;", ":": "&#58;", ".": "&#46;"}
+
+
+def unlinked(text: str) -> str:
+    """Escaped Markdown (or HTML) ``text`` with no @mention and no bare-URL autolink left:
+    ``@``, the ``:`` of ``://`` and the dot of ``www.`` as character references."""
+    return _LINKING.sub(lambda m: _ENTITY[m.group(0)], text)
+
+
 def md(value: object, limit: int = 120) -> str:
     """Untrusted ``value`` as inert Markdown table-cell text."""
-    return md_text(value, limit)
+    return unlinked(md_text(value, limit))
+
+
+def code(value: object, limit: int = 120, *, cell: bool = True) -> str:
+    """Untrusted ``value`` as an inert code span (``text.code_span``), or as ``md`` text when
+    it holds what GitHub would link (a reference is not decoded in a code span)."""
+    if _LINKING.search(xml_text(value, limit)):
+        return md(value, limit)
+    return unlinked(code_span(value, limit, cell=cell))
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -46,13 +72,13 @@ def _violation_row(x: dict[str, Any]) -> list[str]:
     where = f"{x['path']}:{x['record']}" if x["path"] else ""
     return [
         md(x["severity"]),
-        code_span(x["contract_id"]),
-        code_span(x["trace_id"], 200),
+        code(x["contract_id"]),
+        code(x["trace_id"], 200),
         md(x["seq"]),
-        code_span(x["span_id"]),
-        code_span(x["tool"]),
+        code(x["span_id"]),
+        code(x["tool"]),
         md(x["evidence"], 300),
-        code_span(where, 300),
+        code(where, 300),
     ]
 
 
@@ -65,30 +91,30 @@ def _provenance(data: ReportData) -> list[str]:
         return []
     lines = [
         "",
-        f"sponsio-audit {code_span(prov.get('tool_version'), 40, cell=False)}, semantics "
-        f"{code_span(prov.get('semantics_version'), 40, cell=False)}, run at "
-        f"{code_span(prov.get('run_at'), 40, cell=False)}: "
-        f"{code_span(' '.join(prov.get('command') or []), 500, cell=False)}",
+        f"sponsio-audit {code(prov.get('tool_version'), 40, cell=False)}, semantics "
+        f"{code(prov.get('semantics_version'), 40, cell=False)}, run at "
+        f"{code(prov.get('run_at'), 40, cell=False)}: "
+        f"{code(' '.join(prov.get('command') or []), 500, cell=False)}",
         "",
     ]
-    lines += [f"**Warning:** {md_text(w, 600)}" for w in prov.get("warnings", [])]
+    lines += [f"**Warning:** {md(w, 600)}" for w in prov.get("warnings", [])]
     lines += [""] if prov.get("warnings") else []
     rows = [
         [
-            code_span(c.get("path"), 300),
-            f"pack {code_span(c['pack'], 100)}" if c.get("pack") else "contracts",
+            code(c.get("path"), 300),
+            f"pack {code(c['pack'], 100)}" if c.get("pack") else "contracts",
             f"{c.get('contracts')} contract(s)",
-            code_span(c.get("sha256")),
+            code(c.get("sha256")),
         ]
         for c in prov.get("contract_files", [])
     ]
     inputs = prov.get("inputs", [])
     rows += [
         [
-            code_span(f.get("path"), 300),
+            code(f.get("path"), 300),
             md(f.get("format")),
             f"{f.get('records')} records, {f.get('skipped')} skipped",
-            code_span(f.get("sha256")),
+            code(f.get("sha256")),
         ]
         for f in inputs[:MAX_PER_CONTRACT]
     ]
@@ -105,10 +131,12 @@ def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str
     if not mine and not undecided:
         return []
     vc = r["verdicts"]
-    summary = html.escape(
-        f"{clean(c['id'], 200)} ({c['severity']}): {len(mine)} violation(s), "
-        f"{vc['unverifiable']} unverifiable, {vc['skipped']} skipped",
-        quote=False,
+    summary = unlinked(
+        html.escape(
+            f"{clean(c['id'], 200)} ({c['severity']}): {len(mine)} violation(s), "
+            f"{vc['unverifiable']} unverifiable, {vc['skipped']} skipped",
+            quote=False,
+        )
     )
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
     if c["description"]:
@@ -130,7 +158,7 @@ def _details(data: ReportData, c: dict[str, Any], r: dict[str, Any]) -> list[str
             ["trace", "guarantee", "verdict", "reason"],
             [
                 [
-                    code_span(u["trace_id"], 200),
+                    code(u["trace_id"], 200),
                     md(u["guarantee"]),
                     md(u["verdict"]),
                     md(u.get("reason") or NO_REASON, 400),
@@ -166,7 +194,7 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
         ["contract", "severity", "violations", "traces violated", "events blamed", "unverifiable"],
         [
             [
-                code_span(c["id"]),
+                code(c["id"]),
                 md(c["severity"]),
                 str(r["violations"]),
                 str(r["traces_violated"]),
@@ -198,9 +226,7 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
             ["contract", *(c.replace("_", " ") for c in DECISION_COLUMNS)],
             [
                 [
-                    code_span(d["contract_id"])
-                    if d["contract_id"] is not None
-                    else "*(no contract)*",
+                    code(d["contract_id"]) if d["contract_id"] is not None else "*(no contract)*",
                     *(str(n) for n in decision_cells(d)),
                 ]
                 for d in data.guard_decisions
@@ -210,9 +236,6 @@ def render(data: ReportData, options: RenderOptions | None = None) -> str:
         lines += ["", f"### Skipped inputs (all {len(data.skipped)})", ""]
         lines += _table(
             ["file", "record", "reason"],
-            [
-                [code_span(s["path"], 200), md(s["record"]), md(s["reason"], 200)]
-                for s in data.skipped
-            ],
+            [[code(s["path"], 200), md(s["record"]), md(s["reason"], 200)] for s in data.skipped],
         )
     return "\n".join(lines) + "\n"

@@ -33,7 +33,10 @@ Modelled on what GitHub code scanning documents it reads (and semgrep writes):
   (``undecided_notifications`` says why not results).
 
 All text is ``text.xml_text``: no control characters, no code points that
-JSON-reading XML tools choke on.
+JSON-reading XML tools choke on. Every ``message.text`` is ``plain``: a
+plain-text message may embed links ``[text](id or URI)`` (§3.11.6), so
+``[``, ``]`` and the backslash itself are backslash-escaped and trace
+content (a tool named ``[fix](1)``) cannot link to a related location.
 """
 
 from __future__ import annotations
@@ -55,6 +58,13 @@ INFORMATION_URI = "https://pypi.org/project/sponsio-audit/"
 _NO_LINES = {"otlp_proto", "unreadable", "unknown"}
 MAX_TRACE_IDS = 100
 MAX_RELATED = 1000  # GitHub code scanning reads at most 1000 locations of a result
+
+
+def plain(value: object, limit: int = 500) -> str:
+    """Untrusted ``value`` as SARIF plain-text message text (``xml_text``, then ``\\``, ``[``
+    and ``]`` escaped: no embedded link)."""
+    text = xml_text(value, limit)
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def _trace_location(v: dict[str, Any], formats: dict[int, str]) -> dict[str, Any]:
@@ -84,7 +94,7 @@ def logical(v: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _event_text(v: dict[str, Any], role: str) -> str:
     where = f"{v['path']} record {v['record']}" if v["path"] else "no input file"
-    return xml_text(
+    return plain(
         f"{role}: step {v['seq']}, tool {v['tool'] or '-'}, span {v['span_id'] or '-'}, "
         f"{where}: {v['evidence']}",
         600,
@@ -124,7 +134,7 @@ def _primary(c: dict[str, Any], v: dict[str, Any], formats: dict[int, str]) -> d
 
 def _message(v: dict[str, Any]) -> str:
     where = f" ({v['path']} record {v['record']})" if v["path"] else ""
-    return xml_text(
+    return plain(
         f"{v['contract_id']} violated in trace {v['trace_id']} at step {v['seq']}, "
         f"tool {v['tool'] or '-'}, span {v['span_id'] or '-'}{where}: {v['evidence']}",
         1200,
@@ -157,7 +167,7 @@ def results(data: ReportData, formats: dict[int, str], index: dict[str, int]) ->
         seen[fingerprint] = seen.get(fingerprint, 0) + 1
         message = _message(v)
         if more:
-            message += xml_text(f" ({more} further offending events not listed; -f json lists all)")
+            message += plain(f" ({more} further offending events not listed; -f json lists all)")
         out.append(
             {
                 "ruleId": xml_text(v["contract_id"], 300),
@@ -208,7 +218,7 @@ def undecided_notifications(data: ReportData, index: dict[str, int]) -> list[dic
         note: dict[str, Any] = {
             "level": "note",
             "message": {
-                "text": xml_text(f"{cid}: {verdict} on {len(traces)} trace(s): {reason}", 1200)
+                "text": plain(f"{cid}: {verdict} on {len(traces)} trace(s): {reason}", 1200)
             },
             "associatedRule": {"id": xml_text(cid, 300), "index": index.get(cid, -1)},
             "properties": {
@@ -256,15 +266,14 @@ def document(data: ReportData, options: RenderOptions | None = None) -> dict[str
     notifications = [
         {
             "level": "warning",
-            "message": {"text": xml_text(f"input skipped: {s['reason']}", 600)},
+            "message": {"text": plain(f"input skipped: {s['reason']}", 600)},
             "locations": [{"physicalLocation": _skipped_location(s, formats)}],
         }
         for s in data.skipped
     ]
     notifications += undecided_notifications(data, index)
     notifications += [
-        {"level": "warning", "message": {"text": xml_text(w, 600)}}
-        for w in prov.get("warnings", [])
+        {"level": "warning", "message": {"text": plain(w, 600)}} for w in prov.get("warnings", [])
     ]
     invocation: dict[str, Any] = {
         "executionSuccessful": True,
