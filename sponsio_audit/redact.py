@@ -13,8 +13,9 @@ Python repr, JSON cut short). Key names stay visible. The report code reuses
 both functions, so one definition of "secret" covers the session log,
 exported spans and reports.
 
-``clean`` drops control and bidi characters from untrusted text shown in a
-sentence and cuts it to a length. ``truncate`` caps a text at a byte budget
+``inert`` puts untrusted text on one line without control, bidi or invisible
+characters (every line the CLI prints on stderr goes through it); ``clean``
+does the same and cuts it to a length for a sentence. ``truncate`` caps a text at a byte budget
 and says how much was cut (``(+1.2 KB truncated)``), never splitting a
 UTF-8 character.
 """

@@ -15,7 +15,6 @@ import typer
 from sponsio_audit.cli import contracts as contract_sources
 from sponsio_audit.cli import stores
 from sponsio_audit.cli.common import UsageProblem, own_pyarrow
-from sponsio_audit.redact import inert
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")]
 """The trace inputs of a command that reads an audit (or ``--db`` instead)."""
@@ -91,5 +90,5 @@ def find_trace(store: Any, wanted: str) -> str:
                 "(`sponsio-audit traces` lists them)"
             ]
         )
-    shown = ", ".join(inert(i) for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+    shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
     raise UsageProblem([f"ambiguous trace {wanted!r}: it starts {shown}; give more characters"])

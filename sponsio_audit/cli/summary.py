@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sponsio_audit.redact import inert
-
 
 def plural(n: int, word: str) -> str:
     """``1 file``, ``2 files``."""
@@ -62,8 +60,7 @@ def idle_contracts(store: Any, contracts: Any) -> tuple[list[str], list[str], li
 
 def idle_message(ids: list[str], present: list[str], agents: list[str]) -> str:
     """``3 contracts apply to no trace (agents in traces: planner; contracts are for: bot)``."""
-    shown = ", ".join(inert(i) for i in ids[:5]) + (", …" if len(ids) > 5 else "")
-    present, agents = [inert(a) for a in present], [inert(a) for a in agents]  # from traces
+    shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
     return (
         f"{plural(len(ids), 'contract')} {'applies' if len(ids) == 1 else 'apply'} "
         f"to no trace: {shown} "

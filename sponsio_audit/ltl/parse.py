@@ -196,9 +196,10 @@ class _Parser:
         if tok.kind != "num" or not tok.value.isdigit():
             raise self.error("expected a bound (a whole number ≥ 0)")
         self.advance()
-        if int(tok.value) > MAX_INT:
+        n = int(tok.value)
+        if n > MAX_INT:
             raise self.error(f"bound too large (at most {MAX_INT:,})", tok.col)
-        return int(tok.value)
+        return n
 
     def unary(self) -> Formula:
         tok = self.tok

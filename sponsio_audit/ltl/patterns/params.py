@@ -74,14 +74,19 @@ def parse_params(*spec: str, **defaults: Any) -> tuple[Param, ...]:
     return tuple(out)
 
 
+def _within(p: Param, v: int, where: tuple[int | str, ...]) -> None:
+    """A whole number a formula may hold (``parse.MAX_INT`` either way), else the error."""
+    if abs(v) > MAX_INT:
+        raise PatternArgError(f"{p.name}: expected a number of at most {MAX_INT:,}", where)
+
+
 def _scalar(p: Param, kind: str, v: Any, where: tuple[int | str, ...], skips: list[str]) -> Any:
     if kind == "int":
         if isinstance(v, str) and v.strip().lstrip("-").isdigit():
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise PatternArgError(f"{p.name}: expected a whole number, got {v!r}", where)
-        if abs(v) > MAX_INT:
-            raise PatternArgError(f"{p.name}: expected a number of at most {MAX_INT:,}", where)
+        _within(p, v, where)
         if p.minimum is not None and v < p.minimum:
             raise PatternArgError(f"{p.name}: expected a number ≥ {p.minimum}, got {v}", where)
         return v
@@ -91,8 +96,8 @@ def _scalar(p: Param, kind: str, v: Any, where: tuple[int | str, ...], skips: li
                 v = float(v) if any(ch in v for ch in ".eE") else int(v)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise PatternArgError(f"{p.name}: expected a number, got {v!r}", where)
-        if isinstance(v, int) and abs(v) > MAX_INT:
-            raise PatternArgError(f"{p.name}: expected a number of at most {MAX_INT:,}", where)
+        if isinstance(v, int):
+            _within(p, v, where)
         return v
     if kind == "value":
         if isinstance(v, bool):
