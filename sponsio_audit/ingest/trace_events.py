@@ -26,7 +26,10 @@ Everything that needs the span tree happens here, once per trace:
 - a tool span's bare argument value (OpenInference, one-parameter tool) is named
   after the one-key args of the requesting call with the same tool call id;
   otherwise its args stay missing;
-- a span id seen twice in one trace (re-exported span) gives events once (first copy);
+- a span id seen twice in one trace gives events once when the copies record the same
+  (a re-exported span: the first copy's file and record); copies that differ each give
+  their events, since keeping only one could hide what the other recorded; spans
+  without an id are all kept;
   a span whose parent is absent (or in a cycle) is a root (``span_tree``).
 
 A trace comes in as ``TraceSpans`` (per-column lists: a chunk's own, or Arrow rows
@@ -188,7 +191,7 @@ def span_events(
     order, rank, par, unique = walk(sids, spans.parent)
     scope: list[Any] = [None] * n
     conv: list[Any] = [None] * n
-    seen: set[Any] = set()
+    seen: dict[Any, list[tuple]] = {}
     # without distinct span ids some rows give no events: "has tool spans" is over all rows
     has_tools = unique is False and any(f[ROLE] in ("tool", "turn") for f in facts)
     trace_conv = _UNSET
@@ -211,10 +214,12 @@ def span_events(
         if role is None:
             continue
         sid = sids[i]
-        if not unique:
-            if sid in seen:
+        if not unique and sid is not None:  # spans without an id are never one span
+            copy = (f, starts[i], ends[i], spans.parent[i])
+            copies = seen.setdefault(sid, [])
+            if copy in copies:
                 continue
-            seen.add(sid)
+            copies.append(copy)
         if not c:
             if trace_conv is _UNSET:
                 trace_conv = next((g[CONV] for g in facts if g[CONV] is not None), None)
