@@ -172,8 +172,13 @@ def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
 
 @_atom
 def _arg_eq(g: Columns, t: Any, f: Any, value: Any) -> Column:
-    want = fields.arg_text(value)
-    return _on_field(g, t, f, lambda text: pc.equal(text, want))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        want = fields.arg_text(value)
+        return _on_field(g, t, f, lambda text: pc.equal(text, want))
+    equal = fields.equal_to(value)  # a number: once per distinct field text, in Python
+    return _on_field(
+        g, t, f, lambda text: pa.array([equal(x) for x in text.to_pylist()], pa.bool_())
+    )
 
 
 @_atom

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from sponsio_audit.ltl.reference import Composite, Value
@@ -82,6 +83,37 @@ def arg_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return text_form(value)
+
+
+_JSON_NUMBER = compile_regex(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
+_JSON_INT = compile_regex(r"^-?(?:0|[1-9]\d*)$")
+
+
+def equal_to(want: Any) -> Callable[[str | None], bool]:
+    """``arg_eq``'s test of a field's text form (``text_form``) against the contract's ``v``.
+
+    Texts are equal, or, when ``v`` is a number, the text is a JSON number of the same
+    value (``5000.0`` and ``5e3`` equal ``5000``; whole numbers compare exactly).
+    """
+    text = arg_text(want)
+    if isinstance(want, bool) or not isinstance(want, (int, float)):
+        return lambda got: got == text
+
+    def test(got: str | None) -> bool:
+        if got is None:
+            return False
+        if got == text:
+            return True
+        if not _JSON_NUMBER.search(got):
+            return False
+        if isinstance(want, int) and _JSON_INT.search(got):
+            return int(got) == want
+        try:
+            return float(got) == want
+        except OverflowError:
+            return False
+
+    return test
 
 
 def field_value(args: Any, name: str) -> Any:

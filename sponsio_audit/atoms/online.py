@@ -204,11 +204,11 @@ class Grounder(TermRules):
         return self._on_args(t, then)
 
     def _b_arg_eq(self, atom: Atom, t: str, f: str, value: Any) -> Eval:
-        want = fields.arg_text(value)
+        equal = fields.equal_to(value)
 
         def then(ev: _Ev) -> bool:
             v = fields.field_value(ev.e.args, str(f))
-            return v is not fields.MISSING and fields.text_form(v) == want
+            return v is not fields.MISSING and equal(fields.text_form(v))
 
         return self._on_args(t, then)
 

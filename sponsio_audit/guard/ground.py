@@ -246,7 +246,11 @@ class Grounding:
         self._on_field(a, g, k, self._search(a.args[2], "_text_form(fv)"))
 
     def _e_arg_eq(self, a: Atom, g: str, k: str, slot: int) -> None:
-        self._on_field(a, g, k, f"_text_form(fv) == {self.c.const(fields.arg_text(a.args[2]))}")
+        v = a.args[2]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self._on_field(a, g, k, f"_text_form(fv) == {self.c.const(fields.arg_text(v))}")
+        else:  # a number: 5000.0 equals 5000 (fields.equal_to)
+            self._on_field(a, g, k, f"{self.c.const(fields.equal_to(v))}(_text_form(fv))")
 
 
 def _kind(spec: AtomSpec) -> str:

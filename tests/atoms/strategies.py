@@ -28,7 +28,9 @@ STRINGS += ["x=/data/../etc", "//data///x/", '{"path":1}', "1e999", "true", "adm
 STRINGS += ["PASS", "pass", "UNDERDETERMINED", "clarify"]
 TEXT = st.sampled_from(STRINGS)
 SCALAR = st.one_of(
-    st.sampled_from([None, True, False, 0, 5, -3, 2.5, -0.0, 1e300, 10**20, 10**400, float("nan")]),
+    st.sampled_from(
+        [None, True, False, 0, 5, 5.0, -3, 2.5, -0.0, 1e300, 10**20, 10**400, float("nan")]
+    ),
     TEXT,
 )
 JSONV = st.recursive(
@@ -106,7 +108,9 @@ POOLS: dict[str, st.SearchStrategy[Any]] = {
     "tool": st.sampled_from(["bash", "issue_refund", "mcp__fin__issue_refund", "READ_FILE", "x"]),
     "regex": st.sampled_from(["rm", r"(?i)RM\s+-rf", "é", r"^\{", r"\d+", '"path"', "a", ""]),
     "field": st.sampled_from(["path", "command", "a.b", "a", "n", "missing", 'q"k']),
-    "value": st.sampled_from(["x", 5, "5", "true", "admin", "/data/x", "null", "PASS", "clarify"]),
+    "value": st.sampled_from(
+        ["x", 5, "5", 5.0, 2.5, 0, 10**20, "true", "admin", "/data/x", "null", "PASS", "clarify"]
+    ),
     "path": st.sampled_from(["/data", "/", "~", ".", "/etc", "data"]),
     "number": st.sampled_from([0, 1, 2.5]),
     "perm": st.sampled_from(["admin", "read"]),

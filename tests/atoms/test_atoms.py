@@ -88,6 +88,19 @@ def test_arg_field_has_and_arg_eq() -> None:
     assert values("arg_eq(t, f, 12)", trace)[:2] == [F, T]  # "12" equals the number 12
 
 
+@pytest.mark.parametrize("filler", [0, 70])  # 70 distinct args: DuckDB reads the fields
+def test_arg_eq_compares_numbers_as_numbers(filler: int) -> None:
+    # SEMANTICS.md §5 "field f equals v": 5000.0 is the JSON number 5000. Compared as text,
+    # arg_eq(transfer, amount, 5000) was false on 5000.0, so G(c(t) -> !arg_eq(...)) passed
+    values = [5000, 5000.0, 5e3, "5000", "5000.0", 5000.5, 2**53 + 1, True, "5 000", -5000]
+    trace = [call("t", {"f": v}) for v in values] + [call("t", {"f": i}) for i in range(filler)]
+    got = values_of(Atom("arg_eq", ("t", "f", 5000)), trace)[: len(values)]
+    assert got == [T, T, T, T, T, F, F, F, F, F]
+    assert values_of(Atom("arg_eq", ("t", "f", 2**53)), trace)[6] is F  # exact, not via floats
+    assert values_of(Atom("arg_eq", ("t", "f", 5000.5)), trace)[5] is T
+    assert values_of(Atom("arg_eq", ("t", "f", -5000.0)), trace)[9] is T
+
+
 def test_arg_length_and_numeric_keep_last_value() -> None:
     trace = [
         llm_req("x"),
