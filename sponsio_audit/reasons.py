@@ -29,6 +29,7 @@ from sponsio_audit.atoms.registry import TOOL, spec_of
 from sponsio_audit.event import Event, event_from_row, shared_prompt
 from sponsio_audit.ltl.ast import Atom, Formula, atoms
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.redact import REDACTED
 from sponsio_audit.vocab import ASSUMPTION_UNKNOWN, SKIPPED, UNVERIFIABLE
 
 CAPTURE = {
@@ -80,6 +81,13 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
         return f"the evidence event of {e.tool} recorded no {entry}" + _hint(e)
     if (name in _ARG_ATOMS or name in _FIELD_ATOMS) and e.args is None:
         return f"{tool} was called but its arguments were not recorded" + _hint(e)
+    if name in _ARG_ATOMS or name in _FIELD_ATOMS:
+        hidden = _hidden_keys(e.args)
+        if hidden:  # SEMANTICS.md §2: a value the exporter hid is not recorded
+            return (
+                f"{tool}'s arguments hide {', '.join(hidden)} as {REDACTED} "
+                "(redacted by the exporter)"
+            )
     if name in _ARG_ATOMS:  # arguments recorded, yet unknown: only a search out of time
         return (
             f"the regex search of {tool}'s arguments ran out of time "
@@ -101,6 +109,25 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
     if name in ("ctx", "ctx_matches", "ctx_value"):
         return f"no context_update recorded {a.args[0]}"
     return "the recorded facts do not decide it (e.g. a regex ran out of time)"
+
+
+def _hidden_keys(args: Any, at: str = "") -> list[str]:
+    """The dotted names of the ``<redacted>`` values of ``args`` (at most 3)."""
+    found: list[str] = []
+    items = (
+        args.items()
+        if isinstance(args, dict)
+        else enumerate(args)
+        if isinstance(args, list)
+        else ()
+    )
+    for k, v in items:
+        name = f"{at}{k}"
+        if v == REDACTED:
+            found.append(name)
+        elif isinstance(v, (dict, list)):
+            found += _hidden_keys(v, name + ".")
+    return found[:3]
 
 
 def _calls(e: Event, tool: Any) -> bool:

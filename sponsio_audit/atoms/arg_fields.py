@@ -23,9 +23,11 @@ import pyarrow.compute as pc
 
 from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.columns import Columns, to_numpy
+from sponsio_audit.redact import REDACTED
 
-MISSING, STRING, NUMBER, OTHER, PYNUMBER = 0, 1, 2, 3, 4
-"""Kinds of a field value: NUMBER is an integer read by DuckDB, PYNUMBER one read by Python."""
+MISSING, STRING, NUMBER, OTHER, PYNUMBER, HIDDEN = 0, 1, 2, 3, 4, 5
+"""Kinds of a field value: NUMBER is an integer read by DuckDB, PYNUMBER one read by Python,
+HIDDEN a ``<redacted>`` value or a path through one (``fields.HIDDEN``; its text is null)."""
 
 _KINDS = {"VARCHAR": STRING, "UBIGINT": NUMBER, "BIGINT": NUMBER, "BOOLEAN": OTHER, "NULL": OTHER}
 
@@ -63,6 +65,11 @@ class FieldColumn:
     text: pa.Array
     kind: np.ndarray
 
+    def opaque(self) -> np.ndarray:
+        """Per distinct args string: the field is not wholly recorded (``fields.opaque``)."""
+        inner = pc.fill_null(pc.match_substring(self.text, f'"{REDACTED}"'), False)
+        return (self.kind == HIDDEN) | ((self.kind == OTHER) & to_numpy(inner, False).astype(bool))
+
     def spread(self, per_distinct: np.ndarray, n: int, fill: Any) -> np.ndarray:
         """A value per distinct args string as a value per row (``fill`` off ``at``)."""
         out = np.full(n, fill, dtype=per_distinct.dtype)
@@ -74,6 +81,8 @@ def _python(args: Any, name: str) -> tuple[str | None, int]:
     v = fields.field_value(args, name)
     if v is fields.MISSING:
         return None, MISSING
+    if v is fields.HIDDEN:
+        return None, HIDDEN
     if isinstance(v, str):
         return v, STRING
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -112,6 +121,10 @@ def _extract(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> Fie
     lut = [_KINDS.get(t, -1) for t in codes.dictionary.to_pylist()]
     kind = np.array([*lut, MISSING], dtype=np.int8)[to_numpy(codes.indices, len(lut))]
     text = pc.if_else(pc.equal(types, "NULL"), "null", text)
+    hidden = (kind == STRING) & to_numpy(pc.equal(text, REDACTED), False).astype(bool)
+    if hidden.any():
+        kind[hidden] = HIDDEN
+        text = pc.if_else(pa.array(hidden), pa.scalar(None, text.type), text)
     slow = kind == -1
     if "." in name:
         slow |= kind == MISSING

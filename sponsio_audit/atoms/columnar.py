@@ -46,6 +46,8 @@ from sponsio_audit.atoms.registry import EVIDENCE, TOOL, Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.redact import REDACTED
+from sponsio_audit.regexes import compile_regex
 
 __all__ = [
     "Column",
@@ -133,11 +135,31 @@ def _unknown_call(g: Columns, t: Any, missing: np.ndarray) -> np.ndarray:
     return (g.calls(t) & missing) | g.nameless()
 
 
+HIDES = f'"{REDACTED}"'
+"""The args text of a call holds a ``<redacted>`` value (a literal RE2 pattern)."""
+
+
+def _hidden(g: Columns, t: Any) -> np.ndarray:
+    """Calls of t whose args hold a ``<redacted>`` value (``fields.hides``)."""
+    return g.search("args", HIDES, g.calls(t), fields.tool_key(str(t)))
+
+
 def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(calls of t whose args match, calls of t with args missing or no recorded tool)."""
+    """(calls of t whose args match, calls of t with args missing or no recorded tool,
+    or whose match is not decided by args that hide a value: ``fields.search_json``)."""
     calls = g.calls(t)
-    hit, late = g.search3("args", str(regex), calls, fields.tool_key(str(t)))
-    return hit, _unknown_call(g, t, g.isnull("args")) | late
+    key = fields.tool_key(str(t))
+    hit, late = g.search3("args", str(regex), calls, key)
+    unknown = _unknown_call(g, t, g.isnull("args")) | late
+    hidden = _hidden(g, t)
+    if hidden.any():  # again over the hiding args, once per distinct string
+        d = g.distinct("args", hidden, ("hidden", key))
+        rx = compile_regex(str(regex))
+        got = [fields.search_json(rx, s) for s in d.values.to_pylist()]
+        hit, unknown = hit & ~hidden, unknown & ~hidden
+        hit[d.at] = np.array([x is True for x in got], dtype=bool)[d.ids]
+        unknown[d.at] = np.array([x is None for x in got], dtype=bool)[d.ids]
+    return hit, unknown
 
 
 @_atom
@@ -145,18 +167,14 @@ def _arg_has(g: Columns, t: Any, regex: Any) -> Column:
     return bool_column(*_args_search(g, t, regex))
 
 
-def _on_args(g: Columns, t: Any, fn: Callable[[Any], bool]) -> Column:
-    calls = g.calls(t)
-    hit = g.per_args(calls, fields.tool_key(str(t)), fn, bool)
-    return bool_column(hit, _unknown_call(g, t, g.isnull("args")))
-
-
 def _on_field(g: Columns, t: Any, f: Any, test: Callable[[pa.Array], pa.Array]) -> Column:
-    """A bool atom testing field f's text (Arrow kernel ``test``) at calls of t."""
+    """A bool atom testing field f's text (Arrow kernel ``test``) at calls of t; unknown
+    where the field is not wholly recorded (``fields.opaque``)."""
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     hit = fc.spread(to_numpy(test(fc.text), False).astype(bool), g.n, False)
-    return bool_column(hit, _unknown_call(g, t, g.isnull("args")))
+    opaque = fc.spread(fc.opaque(), g.n, False)
+    return bool_column(hit & ~opaque, _unknown_call(g, t, g.isnull("args")) | opaque)
 
 
 @_atom
@@ -164,6 +182,13 @@ def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
     calls = g.calls(t)
     fc = arg_fields.field_column(g, calls, fields.tool_key(str(t)), str(f))
     hit, late = regex_hits(fc.text, str(regex))
+    opaque = fc.opaque()
+    if opaque.any():  # an object or list that hides a value (``fields.search_json``)
+        rx = compile_regex(str(regex))
+        texts = fc.text.to_pylist()
+        for i in np.flatnonzero(opaque):
+            got = fields.search_json(rx, texts[i]) if texts[i] is not None else None
+            hit[i], late[i] = got is True, got is None
     return bool_column(
         fc.spread(hit, g.n, False),
         _unknown_call(g, t, g.isnull("args")) | fc.spread(late, g.n, False),
@@ -184,7 +209,12 @@ def _arg_eq(g: Columns, t: Any, f: Any, value: Any) -> Column:
 @_atom
 def _arg_paths_within(g: Columns, t: Any, *prefixes: Any) -> Column:
     norms = [paths.normalise(str(p)) for p in prefixes]
-    return _on_args(g, t, lambda args: paths.paths_within(args, norms))
+    calls = g.calls(t)
+    within = g.per_args(
+        calls, fields.tool_key(str(t)), lambda a: paths.paths_within(a, norms), bool
+    )
+    hidden = within & _hidden(g, t)  # a hidden value may be a path elsewhere
+    return bool_column(within & ~hidden, _unknown_call(g, t, g.isnull("args")) | hidden)
 
 
 @_atom
@@ -329,7 +359,7 @@ def _arg_value(g: Columns, t: Any, f: Any) -> Column:
 
     def read(a: Any) -> Any:
         v = fields.field_value(a, str(f))
-        return v if v is fields.MISSING else fields.term_value(v)
+        return fields.MISSING if v is fields.MISSING or fields.opaque(v) else fields.term_value(v)
 
     key = ("value", fields.tool_key(str(t)))
     return _values(g, g.calls(t) | nameless, key, read, nameless)

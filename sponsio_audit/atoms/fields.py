@@ -13,11 +13,18 @@ from collections.abc import Callable
 from typing import Any
 
 from sponsio_audit.ltl.reference import Composite, Value
-from sponsio_audit.regexes import compile_regex
+from sponsio_audit.redact import REDACTED
+from sponsio_audit.regexes import compile_regex, matches
 from sponsio_audit.vocab import TOKEN_KINDS
 
 MISSING: Any = object()
 """Sentinel: the field is absent from the arguments object."""
+
+HIDDEN: Any = object()
+"""Sentinel: the field was recorded as ``<redacted>`` (or lies under one): its value is not
+recorded, so an atom that reads it is unknown (SEMANTICS.md §2)."""
+
+_HIDDEN_TEXT = f'"{REDACTED}"'
 
 _NUMERIC = compile_regex(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$")
 
@@ -117,24 +124,55 @@ def equal_to(want: Any) -> Callable[[str | None], bool]:
 
 
 def field_value(args: Any, name: str) -> Any:
-    """Field ``name`` of an arguments object, or MISSING.
+    """Field ``name`` of an arguments object, MISSING, or HIDDEN (``<redacted>``).
 
     The top-level key ``name`` wins; when it is absent and ``name`` contains
     dots, it is read as a path through nested objects (``a.b.c``; lists are
-    not indexed).
+    not indexed). A path through a ``<redacted>`` value is HIDDEN, not MISSING:
+    the exporter replaced the object that may hold it.
     """
     if not isinstance(args, dict):
         return MISSING
     if name in args:
-        return args[name]
+        v = args[name]
+        return HIDDEN if v == REDACTED else v
     if "." not in name:
         return MISSING
     node: Any = args
     for part in name.split("."):
+        if node == REDACTED:
+            return HIDDEN
         if not isinstance(node, dict) or part not in node:
             return MISSING
         node = node[part]
-    return node
+    return HIDDEN if node == REDACTED else node
+
+
+def hides(text: str | None) -> bool:
+    """Whether compact JSON ``text`` (args, or a field that is an object or a list) holds a
+    ``<redacted>`` value: a regex that does not match it may match what was there."""
+    return text is not None and _HIDDEN_TEXT in text
+
+
+def opaque(value: Any) -> bool:
+    """Whether a field value (``field_value``) is not wholly recorded: HIDDEN, or an object
+    or list holding a ``<redacted>`` value."""
+    return value is HIDDEN or (isinstance(value, (dict, list)) and hides(text_form(value)))
+
+
+def search_json(rx: Any, text: str | None) -> bool | None:
+    """``regexes.matches`` of compiled ``rx`` on JSON ``text`` that may hide values.
+
+    Over text that hides none, the plain search. Otherwise a match proves the atom only
+    inside a part between hidden values (any filling keeps that part), and no match
+    there is unknown: the hidden value may have made or broken a match.
+    """
+    if text is None or _HIDDEN_TEXT not in text:
+        return matches(rx, text)
+    for part in text.split(_HIDDEN_TEXT):
+        if matches(rx, part):
+            return True
+    return None
 
 
 def numeric(value: Any) -> float | None:

@@ -16,6 +16,13 @@ Decisions where SEMANTICS.md is terse (the columnar grounding does the same):
 * tool names, fields, numbers, paths: see ``fields`` and ``paths``;
   ``contains(f)`` and ``arg_*`` fields use ``fields.field_value`` (top-level
   key, else a dotted path through nested objects).
+* ``<redacted>``, the value an exporter writes for a secret, is a value not
+  recorded (SEMANTICS.md §2): a field that is (or lies under) one makes
+  ``arg_field_has``, ``arg_eq``, ``arg_length``, ``arg_numeric`` and ``arg_value``
+  unknown; a regex over JSON that hides one (``arg_has``, ``count_with``,
+  ``arg_field_has`` on an object) is true only by a match between hidden values,
+  else unknown (``fields.search_json``); ``arg_paths_within`` is false by a
+  recorded path outside, else unknown. What the recorded rest proves stands.
 * ``consecutive_count(t)``: the run is over the positions of the contract's
   view (``view``: its event types, ``atoms.view``; None: every event given):
   a position that is not a call of t (an LLM event in a mixed view too) ends
@@ -192,29 +199,40 @@ class Grounder(TermRules):
 
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
-        return self._on_args(t, lambda ev: matches(rx, ev.text))
+        return self._on_args(t, lambda ev: fields.search_json(rx, ev.text))
 
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
 
         def then(ev: _Ev) -> bool | None:
             v = fields.field_value(ev.e.args, str(f))
-            return False if v is fields.MISSING else matches(rx, fields.text_form(v))
+            if v is fields.MISSING or v is fields.HIDDEN:
+                return False if v is fields.MISSING else None
+            text = fields.text_form(v)
+            return fields.search_json(rx, text) if fields.opaque(v) else matches(rx, text)
 
         return self._on_args(t, then)
 
     def _b_arg_eq(self, atom: Atom, t: str, f: str, value: Any) -> Eval:
         equal = fields.equal_to(value)
 
-        def then(ev: _Ev) -> bool:
+        def then(ev: _Ev) -> bool | None:
             v = fields.field_value(ev.e.args, str(f))
-            return v is not fields.MISSING and equal(fields.text_form(v))
+            if v is fields.MISSING:
+                return False
+            return None if fields.opaque(v) else equal(fields.text_form(v))
 
         return self._on_args(t, then)
 
     def _b_arg_paths_within(self, atom: Atom, t: str, prefixes: Iterable[Any]) -> Eval:
         norms = [paths.normalise(str(p)) for p in prefixes]
-        return self._on_args(t, lambda ev: paths.paths_within(ev.e.args, norms))
+
+        def then(ev: _Ev) -> bool | None:  # a hidden value may be a path elsewhere
+            return paths.paths_within(ev.e.args, norms) and (
+                None if fields.hides(ev.text) else True
+            )
+
+        return self._on_args(t, then)
 
     def _b_output_has(self, atom: Atom, t: str, regex: str) -> Eval:
         key = fields.tool_key(str(t))
@@ -322,7 +340,7 @@ class Grounder(TermRules):
             elif ev.calls(key):
                 old = self._get(atom, 0)
                 if old is not None:
-                    hit = None if ev.e.args is None else matches(rx, ev.text)
+                    hit = None if ev.e.args is None else fields.search_json(rx, ev.text)
                     if hit is None:  # args missing or the regex ran out of time
                         self._set(atom, None)
                     elif hit:
@@ -338,7 +356,7 @@ class Grounder(TermRules):
             if ev.nameless or ev.e.args is None:
                 return None
             v = fields.field_value(ev.e.args, str(f))
-            return None if v is fields.MISSING else conv(v)
+            return None if v is fields.MISSING or v is fields.HIDDEN else conv(v)
 
         return self._keep_last(atom, lambda ev: ev.nameless or ev.calls(key), value)
 

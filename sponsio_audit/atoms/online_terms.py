@@ -53,7 +53,8 @@ class TermRules(Journal):
         def fn(ev: _Step) -> Value:
             if ev.nameless or ev.calls(key):
                 v = MISSING if ev.nameless else fields.field_value(ev.e.args, str(f))
-                self._set(atom, None if v is MISSING else fields.term_value(v))
+                known = v is not MISSING and not fields.opaque(v)
+                self._set(atom, fields.term_value(v) if known else None)
             return self._get(atom)  # no value before the first call of t: unknown
 
         return fn

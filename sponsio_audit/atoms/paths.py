@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from sponsio_audit.redact import REDACTED
+
 PATH_KEYS = frozenset(
     {
         "path",
@@ -65,21 +67,23 @@ def _tokens(text: str) -> Iterator[str]:
 
 
 def path_values(args: Any) -> Iterator[str]:
-    """Every path-like value of an arguments object, in document order."""
+    """Every path-like value of an arguments object, in document order; a ``<redacted>``
+    value is none (it was not recorded: the caller tells that from the args text)."""
     if isinstance(args, dict):
         for key, value in args.items():
             if isinstance(key, str) and key.lower() in PATH_KEYS:
                 if isinstance(value, str):
-                    yield value
+                    if value != REDACTED:
+                        yield value
                     continue
                 if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    yield from value
+                    yield from (v for v in value if v != REDACTED)
                     continue
             yield from path_values(value)
     elif isinstance(args, list):
         for value in args:
             yield from path_values(value)
-    elif isinstance(args, str):
+    elif isinstance(args, str) and args != REDACTED:
         yield from _tokens(args)
 
 

@@ -33,6 +33,7 @@ from sponsio_audit.atoms.registry import ATOMS, TOOL, AtomSpec, Rules, canonical
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.redact import REDACTED
 from sponsio_audit.regexes import compile_regex, is_backtracking, is_literal, matches
 
 _U: Any = object()  # the args text is not built yet
@@ -59,6 +60,10 @@ class Grounding:
         c.consts.update(
             _U=_U,
             _MISSING=fields.MISSING,
+            _HIDDEN=fields.HIDDEN,
+            _HID=f'"{REDACTED}"',
+            _opaque=fields.opaque,
+            _search_json=fields.search_json,
             _args_text=args_text,
             _field=fields.field_value,
             _text_form=fields.text_form,
@@ -187,6 +192,7 @@ class Grounding:
         add("    else:")
         add(self._text_line("        "))
         add(f"        hit{slot} = {self._search(a.args[1], 'text')}")
+        add(f"        if _HID in text: hit{slot} = {self._hiding(a.args[1])}")
         add(f"        if hit{slot} is None: {g} = s[{slot}] = None")  # the regex ran out of time
         add(f"        elif hit{slot}: {g} = s[{slot}] = {g} + 1")
 
@@ -197,7 +203,7 @@ class Grounding:
         add(f"{pad}if args is None: s[{slot}] = None")
         add(f"{pad}else:")
         add(f"{pad}    fv = _field(args, {str(a.args[1])!r})")
-        add(f"{pad}    s[{slot}] = None if fv is _MISSING else {conv}")
+        add(f"{pad}    s[{slot}] = None if fv is _MISSING or fv is _HIDDEN else {conv}")
         add(f"{g} = s[{slot}]")
 
     def _e_arg_length(self, a: Atom, g: str, k: str, slot: int) -> None:
@@ -207,7 +213,8 @@ class Grounding:
         self._field_state(a, g, k, slot, "_numeric(fv)")
 
     def _e_arg_value(self, a: Atom, g: str, k: str, slot: int) -> None:
-        self._field_state(a, g, k, slot, f"{self.c.const(fields.term_value)}(fv)")
+        conv = f"None if _opaque(fv) else {self.c.const(fields.term_value)}(fv)"
+        self._field_state(a, g, k, slot, conv)
 
     def _e_output_has(self, a: Atom, g: str, k: str, slot: int) -> None:
         test = self._search(a.args[1], "content")
@@ -228,29 +235,41 @@ class Grounding:
         add("else:")
         self.c.lines += test
 
-    def _on_field(self, a: Atom, g: str, k: str, test: str) -> None:
+    def _hiding(self, pattern: Any, subject: str = "text") -> str:
+        """Code searching ``pattern`` in JSON that hides a value (``fields.search_json``)."""
+        return f"_search_json({self.c.const(compile_regex(str(pattern)))}, {subject})"
+
+    def _on_field(self, a: Atom, g: str, k: str, test: str, opaque: str) -> None:
+        """``test`` on field f, and ``opaque`` (code) where the field is not wholly recorded
+        (``fields.opaque``)."""
         f = str(a.args[1])
-        self._on_args(
-            g, k, [f"    fv = _field(args, {f!r})", f"    {g} = fv is not _MISSING and {test}"]
-        )
+        last = f"    else: {g} = {opaque} if _opaque(fv) else {test}"
+        lines = [f"    fv = _field(args, {f!r})", f"    if fv is _MISSING: {g} = False"]
+        self._on_args(g, k, [*lines, f"    elif fv is _HIDDEN: {g} = None", last])
 
     def _e_arg_has(self, a: Atom, g: str, k: str, slot: int) -> None:
         line = self._text_line("    ")
-        self._on_args(g, k, [line, f"    {g} = {self._search(a.args[1], 'text')}"])
+        test = [line, f"    {g} = {self._search(a.args[1], 'text')}"]
+        self._on_args(g, k, [*test, f"    if _HID in text: {g} = {self._hiding(a.args[1])}"])
 
     def _e_arg_paths_within(self, a: Atom, g: str, k: str, slot: int) -> None:
         norms = self.c.const([paths.normalise(str(p)) for p in a.args[1:]])
-        self._on_args(g, k, [f"    {g} = _paths_within(args, {norms}, {self.c.const({})})"])
+        within = f"_paths_within(args, {norms}, {self.c.const({})})"
+        line = self._text_line("    ")  # a hidden value may be a path elsewhere
+        self._on_args(g, k, [line, f"    {g} = {within} and (None if _HID in text else True)"])
 
     def _e_arg_field_has(self, a: Atom, g: str, k: str, slot: int) -> None:
-        self._on_field(a, g, k, self._search(a.args[2], "_text_form(fv)"))
+        subject = "_text_form(fv)"
+        hiding = self._hiding(a.args[2], subject)
+        self._on_field(a, g, k, self._search(a.args[2], subject), hiding)
 
     def _e_arg_eq(self, a: Atom, g: str, k: str, slot: int) -> None:
         v = a.args[2]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self._on_field(a, g, k, f"_text_form(fv) == {self.c.const(fields.arg_text(v))}")
+            test = f"_text_form(fv) == {self.c.const(fields.arg_text(v))}"
         else:  # a number: 5000.0 equals 5000 (fields.equal_to)
-            self._on_field(a, g, k, f"{self.c.const(fields.equal_to(v))}(_text_form(fv))")
+            test = f"{self.c.const(fields.equal_to(v))}(_text_form(fv))"
+        self._on_field(a, g, k, test, "None")
 
 
 def _kind(spec: AtomSpec) -> str:

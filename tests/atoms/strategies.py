@@ -26,6 +26,7 @@ AGENTS = ["a", "b", "c", None]
 STRINGS = ["", "a", "rm -rf /data/x", "RM  -rf ~/y", "/data2/z", "./x", "12.5", " 7 ", "héllo"]
 STRINGS += ["x=/data/../etc", "//data///x/", '{"path":1}', "1e999", "true", "admin", "null"]
 STRINGS += ["PASS", "pass", "UNDERDETERMINED", "clarify"]
+STRINGS += ["<redacted>", "<redacted>"]  # an exporter's hidden secret (SEMANTICS.md §2)
 TEXT = st.sampled_from(STRINGS)
 SCALAR = st.one_of(
     st.sampled_from(
@@ -58,6 +59,9 @@ ARGS = st.one_of(
             {"verdict": "PASS", "action": "release"},
             {"verdict": "underdetermined", "action": "CLARIFY"},
             {"verdict": None},
+            {"command": "<redacted>"},
+            {"path": "/data/x", "token": "<redacted>"},
+            {"a": "<redacted>", "n": 5},
         ]
     ),
 )

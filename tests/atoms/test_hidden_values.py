@@ -1,0 +1,81 @@
+"""A ``<redacted>`` argument value is a value the trace did not record (SEMANTICS.md §2).
+
+Sponsio's exporter, and the guard's own, replace every secret-looking value by
+``<redacted>``. Read as recorded text, ``bash {"command": "<redacted>"}`` passed a
+blacklist on ``rm -rf``. The rule checked here is §2's definition itself, not
+another evaluator: an atom that is true or false on args holding hidden values
+must have that value whatever was hidden, so every way of filling them in is
+tried against it. The columnar grounding and the guard are held to the online
+grounder on the same strategies (``test_equivalence``, ``tests/guard/test_fast``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sponsio_audit.atoms.online import Grounder
+from sponsio_audit.event import Event
+from sponsio_audit.ltl.ast import Atom
+from sponsio_audit.redact import REDACTED
+
+from .helpers import call, values_of
+from .strategies import ALL_ATOMS, JSONV, KEYS
+
+H = REDACTED
+FILLS = st.one_of(
+    JSONV.filter(lambda v: REDACTED not in json.dumps(v)),
+    st.sampled_from(["rm -rf /data/x", "/etc/passwd", "/data/ok", "admin", "5000", 5000, ""]),
+)
+HIDING = st.dictionaries(KEYS, st.one_of(st.just(H), JSONV, st.just({"b": H})), max_size=3)
+
+
+def _fill(v: Any, fills: list[Any]) -> Any:
+    if v == REDACTED:
+        return fills.pop() if fills else ""
+    if isinstance(v, dict):
+        return {k: _fill(x, fills) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_fill(x, fills) for x in v]
+    return v
+
+
+def _at(atoms: tuple[Atom, ...], tool: str, args: Any) -> dict[Atom, Any]:
+    return Grounder(atoms).ground(Event("tool_call", tool=tool, args=args, agent="a"))
+
+
+@settings(max_examples=150)
+@given(
+    ALL_ATOMS,
+    st.sampled_from(["bash", "issue_refund", "read_file"]),
+    HIDING,
+    st.lists(st.lists(FILLS, min_size=4, max_size=4), min_size=1, max_size=3),
+)
+def test_a_known_value_holds_whatever_was_hidden(
+    atoms: tuple[Atom, ...], tool: str, args: dict[str, Any], fillings: list[list[Any]]
+) -> None:
+    hidden = _at(atoms, tool, args)
+    for fills in fillings:
+        filled = _at(atoms, tool, _fill(args, list(fills)))
+        for a, v in hidden.items():
+            if v is not None:
+                assert filled[a] == v, (a, args, fills)
+
+
+def test_a_redacted_command_is_unverifiable_not_clean() -> None:
+    # the hunt's case: the guard redacted a command that held a token
+    trace = [call("bash", {"command": H}), call("bash", {"command": "ls", "api_key": H})]
+    rx = r"rm\s+-rf"
+    assert values_of(Atom("arg_field_has", ("bash", "command", rx)), trace) == [None, False]
+    assert values_of(Atom("arg_has", ("bash", rx)), trace) == [None, None]
+    assert values_of(Atom("arg_has", ("bash", "ls")), trace) == [None, True]
+    assert values_of(Atom("arg_eq", ("bash", "command", "ls")), trace) == [None, True]
+    assert values_of(Atom("arg_length", ("bash", "command")), trace) == [None, 2]
+    # what the recorded rest proves stands: a path outside the prefixes is outside
+    outside = [call("bash", {"path": "/etc/passwd", "token": H})]
+    assert values_of(Atom("arg_paths_within", ("bash", "/data")), outside) == [False]
+    inside = [call("bash", {"path": "/data/x", "token": H})]
+    assert values_of(Atom("arg_paths_within", ("bash", "/data")), inside) == [None]
