@@ -145,7 +145,14 @@ def _search(regex: str, text: str) -> str | None:
 
 def matched_argument(guarantee: str, event: dict[str, Any]) -> str:
     """What the guarantee's atoms matched in ``event`` (normalised; "" when nothing)."""
-    from sponsio_audit.atoms.fields import arg_text, field_value, tool_key, tool_matches
+    from sponsio_audit.atoms.fields import (
+        HIDDEN,
+        MISSING,
+        arg_text,
+        field_value,
+        tool_key,
+        tool_matches,
+    )
     from sponsio_audit.atoms.paths import normalise as norm_path
     from sponsio_audit.atoms.paths import path_values, under
 
@@ -171,8 +178,8 @@ def matched_argument(guarantee: str, event: dict[str, Any]) -> str:
         if len(a) <= i:
             continue
         if where == "field":
-            value = field_value(args, str(a[1])) if args is not None else None
-            text = arg_text(value) if value is not None else None
+            value = field_value(args, str(a[1])) if args is not None else MISSING
+            text = None if value is MISSING or value is HIDDEN else arg_text(value)
         elif where == "args":
             text = event.get("args")
         else:

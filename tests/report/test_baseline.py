@@ -177,3 +177,26 @@ def test_distinct_guarantees_are_those_python_finds(rows: list[tuple], dictionar
     table = pa.concat_tables(parts)
     got = [tuple(r.values()) for r in baseline._distinct(table).to_pylist()]
     assert got == list(dict.fromkeys(rows))
+
+
+def test_a_violation_on_a_field_not_recorded_has_a_fingerprint(tmp_path: Path) -> None:
+    # arg_allowlist is violated by a call without the field: writing the baseline crashed
+    # with a TypeError traceback (the missing-field sentinel was turned into JSON)
+    from tests.report.conftest import native_trace
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        'version: "1"\nagents:\n  "*":\n    contracts:\n      - id: only_ls\n'
+        "        G: {pattern: arg_allowlist, args: [bash, command, ['^ls']]}\n",
+        encoding="utf-8",
+    )
+    call = {"ts": 1.0, "agent": "bot", "type": "tool_call", "tool": "bash"}
+    trace = native_trace(tmp_path / "t.jsonl", [{**call, "args": {"cmd": "rm -rf /"}}])
+    base = tmp_path / "baseline.json"
+    res = run("scan", trace, "-c", cfg, "-q", "--write-baseline", base)
+    assert res.exit_code == 0, res.output
+    assert [e["violations"] for e in json.loads(base.read_text())["violations"]] == [1]
+    g = "G(called(bash) -> arg_field_has(bash, command, ^ls))"
+    for args in ({"cmd": "x"}, {"command": "<redacted>"}, None):
+        event = {"tool": "bash", "args": None if args is None else json.dumps(args)}
+        assert baseline.matched_argument(g, event) == ""
