@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms import view
-from sponsio_audit.atoms.fields import normalise_tool
+from sponsio_audit.atoms.fields import normalise_tool, unparsed
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.atoms.registry import TOOL, spec_of
 from sponsio_audit.event import Event, event_from_row, shared_prompt
@@ -82,6 +82,11 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
     if (name in _ARG_ATOMS or name in _FIELD_ATOMS) and e.args is None:
         return f"{tool} was called but its arguments were not recorded" + _hint(e)
     if name in _ARG_ATOMS or name in _FIELD_ATOMS:
+        if unparsed(e.args):
+            return (
+                f"{tool}'s arguments were recorded as text that is not JSON "
+                "(a Python repr, or JSON cut short), so their fields are not known"
+            )
         hidden = _hidden_keys(e.args)
         if hidden:  # SEMANTICS.md §2: a value the exporter hid is not recorded
             return (

@@ -128,6 +128,9 @@ def _extract(g: Columns, rows: np.ndarray, rows_key: Hashable, name: str) -> Fie
     slow = kind == -1
     if "." in name:
         slow |= kind == MISSING
+    if name != "input":  # text that is not JSON hides its fields (``fields.unparsed``)
+        maybe = pc.match_substring_regex(d.values, fields.UNPARSED_PREFIX)
+        slow |= (kind == MISSING) & to_numpy(maybe, False).astype(bool)
     if slow.any():
         strings = d.values.filter(pa.array(slow)).to_pylist()
         py_text, kind[slow] = _in_python([json.loads(s) for s in strings], name)

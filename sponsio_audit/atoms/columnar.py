@@ -140,13 +140,26 @@ HIDES = f'"{REDACTED}"'
 
 
 def _hidden(g: Columns, t: Any) -> np.ndarray:
-    """Calls of t whose args hold a ``<redacted>`` value (``fields.hides``)."""
-    return g.search("args", HIDES, g.calls(t), fields.tool_key(str(t)))
+    """Calls of t whose args leave values out (``fields.hides_args``): a ``<redacted>``
+    value, or text that is not JSON (``fields.unparsed``, parsed only where the RE2
+    prefilter says it may be)."""
+    calls, key = g.calls(t), fields.tool_key(str(t))
+
+    def make() -> np.ndarray:
+        out = g.search("args", HIDES, calls, key).copy()
+        maybe = g.search("args", fields.UNPARSED_PREFIX, calls, key)
+        if maybe.any():
+            d = g.distinct("args", maybe, ("unparsed", key))
+            got = [fields.unparsed(json.loads(s)) for s in d.values.to_pylist()]
+            out[d.at] |= np.array(got, dtype=bool)[d.ids]
+        return out
+
+    return cast(np.ndarray, g.cached(("hidden", key), make))
 
 
 def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray]:
     """(calls of t whose args match, calls of t with args missing or no recorded tool,
-    or whose match is not decided by args that hide a value: ``fields.search_json``)."""
+    or whose match is not decided by args that leave values out: ``fields.search_args``)."""
     calls = g.calls(t)
     key = fields.tool_key(str(t))
     hit, late = g.search3("args", str(regex), calls, key)
@@ -155,7 +168,7 @@ def _args_search(g: Columns, t: Any, regex: Any) -> tuple[np.ndarray, np.ndarray
     if hidden.any():  # again over the hiding args, once per distinct string
         d = g.distinct("args", hidden, ("hidden", key))
         rx = compile_regex(str(regex))
-        got = [fields.search_json(rx, s) for s in d.values.to_pylist()]
+        got = [fields.search_args(rx, json.loads(s), s) for s in d.values.to_pylist()]
         hit, unknown = hit & ~hidden, unknown & ~hidden
         hit[d.at] = np.array([x is True for x in got], dtype=bool)[d.ids]
         unknown[d.at] = np.array([x is None for x in got], dtype=bool)[d.ids]

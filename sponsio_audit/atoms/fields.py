@@ -129,13 +129,16 @@ def field_value(args: Any, name: str) -> Any:
     The top-level key ``name`` wins; when it is absent and ``name`` contains
     dots, it is read as a path through nested objects (``a.b.c``; lists are
     not indexed). A path through a ``<redacted>`` value is HIDDEN, not MISSING:
-    the exporter replaced the object that may hold it.
+    the exporter replaced the object that may hold it. Any field but ``input`` of
+    args recorded as text that is not JSON (``unparsed``) is HIDDEN too.
     """
     if not isinstance(args, dict):
         return MISSING
     if name in args:
         v = args[name]
         return HIDDEN if v == REDACTED else v
+    if len(args) == 1 and unparsed(args):
+        return HIDDEN
     if "." not in name:
         return MISSING
     node: Any = args
@@ -146,6 +149,39 @@ def field_value(args: Any, name: str) -> Any:
             return MISSING
         node = node[part]
     return HIDDEN if node == REDACTED else node
+
+
+UNPARSED_PREFIX = r'^\{"input":"\s*[\[{]'
+"""RE2 prefilter of ``unparsed`` over compact args JSON (a superset: the text may be JSON)."""
+
+
+def unparsed(args: Any) -> bool:
+    """Whether args are ingest's wrapper ``{"input": text}`` of text that looks like an
+    object or a list but is not JSON (a Python repr, JSON cut short by an exporter):
+    the object's fields and JSON text are not recorded, only this text."""
+    if args.__class__ is not dict or len(args) != 1:
+        return False
+    v = args.get("input")
+    if v.__class__ is not str or v.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(v)
+    except (ValueError, RecursionError):  # too deep is not parsed either (values.parse)
+        return True
+    return False
+
+
+def search_args(rx: Any, args: Any, text: str | None) -> bool | None:
+    """A regex atom over the args text (``arg_has``, ``count_with``): ``search_json``, or
+    over ``unparsed`` args a match, else unknown (the JSON of the object may match)."""
+    if args is not None and len(args) == 1 and unparsed(args):
+        return True if matches(rx, text) else None
+    return search_json(rx, text)
+
+
+def hides_args(args: Any, text: str | None) -> bool:
+    """Whether recorded args leave values out: ``<redacted>`` ones, or ``unparsed``."""
+    return hides(text) or (args is not None and len(args) == 1 and unparsed(args))
 
 
 def hides(text: str | None) -> bool:

@@ -199,7 +199,7 @@ class Grounder(TermRules):
 
     def _b_arg_has(self, atom: Atom, t: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
-        return self._on_args(t, lambda ev: fields.search_json(rx, ev.text))
+        return self._on_args(t, lambda ev: fields.search_args(rx, ev.e.args, ev.text))
 
     def _b_arg_field_has(self, atom: Atom, t: str, f: str, regex: str) -> Eval:
         rx = compile_regex(str(regex))
@@ -229,7 +229,7 @@ class Grounder(TermRules):
 
         def then(ev: _Ev) -> bool | None:  # a hidden value may be a path elsewhere
             return paths.paths_within(ev.e.args, norms) and (
-                None if fields.hides(ev.text) else True
+                None if fields.hides_args(ev.e.args, ev.text) else True
             )
 
         return self._on_args(t, then)
@@ -340,7 +340,8 @@ class Grounder(TermRules):
             elif ev.calls(key):
                 old = self._get(atom, 0)
                 if old is not None:
-                    hit = None if ev.e.args is None else fields.search_json(rx, ev.text)
+                    args = ev.e.args
+                    hit = None if args is None else fields.search_args(rx, args, ev.text)
                     if hit is None:  # args missing or the regex ran out of time
                         self._set(atom, None)
                     elif hit:

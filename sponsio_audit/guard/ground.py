@@ -37,6 +37,8 @@ from sponsio_audit.redact import REDACTED
 from sponsio_audit.regexes import compile_regex, is_backtracking, is_literal, matches
 
 _U: Any = object()  # the args text is not built yet
+_HIDES = "(_HID in text or len(args) == 1 and _unparsed(args))"
+"""Code: the args leave values out (``fields.hides_args``), with ``text`` built."""
 Key = tuple[bool, str]  # fields.tool_key
 PARAMS = "tool, args, content, dur, s"
 
@@ -64,6 +66,8 @@ class Grounding:
             _HID=f'"{REDACTED}"',
             _opaque=fields.opaque,
             _search_json=fields.search_json,
+            _search_args=fields.search_args,
+            _unparsed=fields.unparsed,
             _args_text=args_text,
             _field=fields.field_value,
             _text_form=fields.text_form,
@@ -192,7 +196,7 @@ class Grounding:
         add("    else:")
         add(self._text_line("        "))
         add(f"        hit{slot} = {self._search(a.args[1], 'text')}")
-        add(f"        if _HID in text: hit{slot} = {self._hiding(a.args[1])}")
+        add(f"        if {_HIDES}: hit{slot} = {self._hiding(a.args[1], 'args')}")
         add(f"        if hit{slot} is None: {g} = s[{slot}] = None")  # the regex ran out of time
         add(f"        elif hit{slot}: {g} = s[{slot}] = {g} + 1")
 
@@ -235,9 +239,14 @@ class Grounding:
         add("else:")
         self.c.lines += test
 
-    def _hiding(self, pattern: Any, subject: str = "text") -> str:
-        """Code searching ``pattern`` in JSON that hides a value (``fields.search_json``)."""
-        return f"_search_json({self.c.const(compile_regex(str(pattern)))}, {subject})"
+    def _hiding(self, pattern: Any, over: str) -> str:
+        """Code searching ``pattern`` where values are left out: in the args text
+        (``over="args"``, ``fields.search_args``) or in a field's ``_text_form(fv)``
+        (``fields.search_json``)."""
+        rx = self.c.const(compile_regex(str(pattern)))
+        if over == "args":
+            return f"_search_args({rx}, args, text)"
+        return f"_search_json({rx}, {over})"
 
     def _on_field(self, a: Atom, g: str, k: str, test: str, opaque: str) -> None:
         """``test`` on field f, and ``opaque`` (code) where the field is not wholly recorded
@@ -250,13 +259,13 @@ class Grounding:
     def _e_arg_has(self, a: Atom, g: str, k: str, slot: int) -> None:
         line = self._text_line("    ")
         test = [line, f"    {g} = {self._search(a.args[1], 'text')}"]
-        self._on_args(g, k, [*test, f"    if _HID in text: {g} = {self._hiding(a.args[1])}"])
+        self._on_args(g, k, [*test, f"    if {_HIDES}: {g} = {self._hiding(a.args[1], 'args')}"])
 
     def _e_arg_paths_within(self, a: Atom, g: str, k: str, slot: int) -> None:
         norms = self.c.const([paths.normalise(str(p)) for p in a.args[1:]])
         within = f"_paths_within(args, {norms}, {self.c.const({})})"
         line = self._text_line("    ")  # a hidden value may be a path elsewhere
-        self._on_args(g, k, [line, f"    {g} = {within} and (None if _HID in text else True)"])
+        self._on_args(g, k, [line, f"    {g} = {within} and (None if {_HIDES} else True)"])
 
     def _e_arg_field_has(self, a: Atom, g: str, k: str, slot: int) -> None:
         subject = "_text_form(fv)"

@@ -62,6 +62,11 @@ ARGS = st.one_of(
             {"command": "<redacted>"},
             {"path": "/data/x", "token": "<redacted>"},
             {"a": "<redacted>", "n": 5},
+            {"input": "{'command': 'rm -rf /data/x'}"},  # text that is not JSON
+            {"input": '{"path": "/data/x", "command": "rm -r'},
+            {"input": " [1, 2"},
+            {"input": "{}"},
+            {"input": "rm -rf /data/x"},
         ]
     ),
 )

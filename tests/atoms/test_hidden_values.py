@@ -79,3 +79,26 @@ def test_a_redacted_command_is_unverifiable_not_clean() -> None:
     assert values_of(Atom("arg_paths_within", ("bash", "/data")), outside) == [False]
     inside = [call("bash", {"path": "/data/x", "token": H})]
     assert values_of(Atom("arg_paths_within", ("bash", "/data")), inside) == [None]
+
+
+def test_args_recorded_as_text_that_is_not_json_hide_their_fields() -> None:
+    # a Python repr, or JSON an exporter cut short, is wrapped as {"input": text}: its
+    # fields were false, so arg_blacklist(bash, command, rm -rf) passed a repr of rm -rf
+    trace = [
+        call("bash", {"input": "{'command': 'rm -rf /'}"}),
+        call("bash", {"input": '{"command": "ls", "path": "/da (+1.2 KB truncated)'}),
+        call("bash", {"input": "ls -la"}),  # plain text: its only field is input
+        call("bash", {"input": '{"command": "ls"}'}),  # JSON text held as a string: as is
+    ]
+    field = Atom("arg_field_has", ("bash", "command", r"rm\s+-rf"))
+    assert values_of(field, trace) == [None, None, False, False]
+    assert values_of(Atom("arg_eq", ("bash", "command", "ls")), trace) == [None, None, F, F]
+    assert values_of(Atom("arg_has", ("bash", r"rm\s+-rf")), trace) == [True, None, F, F]
+    assert values_of(Atom("arg_field_has", ("bash", "input", "ls")), trace)[:3] == [F, T, T]
+    # a path in the text outside the prefixes proves false; inside, the object may hold more
+    within = Atom("arg_paths_within", ("bash", "/data"))
+    assert values_of(within, [call("bash", {"input": "{'path': '/data/x'}"})]) == [None]
+    assert values_of(within, trace)[0] is F
+
+
+F, T = False, True

@@ -84,3 +84,15 @@ def test_a_finish_reason_as_a_json_string_still_asks_for_tools(tmp_path: Path) -
         verdicts, ev = judged(path, CONTRACTS, tmp_path)
         assert [(e["type"], e["tool"]) for e in ev][-1] == ("tool_call", None), path.name
         assert verdicts == {"no_rm": "unverifiable"}, path.name
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_an_object_recorded_as_text_that_is_not_json_hides_its_fields(
+    tmp_path: Path, reader: str
+) -> None:
+    # a Python repr of the args object: its 'command' field was false, so a blacklist on
+    # command passed rm -rf; now the field is unknown (SEMANTICS.md §2)
+    on_command = CONTRACTS.replace("[bash, input,", "[bash, command,")
+    for path in READERS[reader](tmp_path, "{'command': 'rm -rf /tmp/x'}"):
+        verdicts, _ = judged(path, on_command, tmp_path)
+        assert verdicts == {"no_rm": "unverifiable"}, path.name
