@@ -157,7 +157,8 @@ def _file(r: _Run, path: str, display: str) -> None:
         _unread(r, display, "unreadable", f"cannot read file: {e.strerror or e}")
         return
     r.sizes.add(size)
-    earlier = None if sha is None else r.shas.get(sha) or r.store.path_with_sha256(sha)
+    # an empty file is listed as empty, never as a duplicate of another empty file
+    earlier = None if sha is None or not size else r.shas.get(sha) or r.store.path_with_sha256(sha)
     file_id = r.next_file
     r.next_file += 1
     if earlier is not None:  # listed, not read again: its records are those of the earlier file

@@ -111,7 +111,7 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             out.files.append((file_id, name, "unreadable", None, None, 1, 1))
             continue
         file_id += 1
-        if sha in shas:  # listed, not read again (as ingest.pipeline does)
+        if sha in shas and size:  # listed, not read again (as ingest.pipeline does)
             duplicates += 1
             out.skipped.append((file_id, 0, duplicate_reason(shas[sha])))
             out.files.append((file_id, name, "duplicate", size, sha, 1, 1))

@@ -63,3 +63,15 @@ def test_events_table_matches_event_schema() -> None:
     arrow = store.con.sql("SELECT * FROM events").to_arrow_table()
     assert arrow.schema.names == EVENT_SCHEMA.names
     assert [f.type for f in arrow.schema] == [f.type for f in EVENT_SCHEMA]
+
+
+def test_empty_files_are_each_empty_not_duplicates(tmp_path: Path) -> None:
+    # three empty files share one sha256; "duplicate of a.jsonl" misled the reader
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        (tmp_path / name).write_bytes(b"")
+    store = Store.open(None)
+    got = ingest([tmp_path], store)
+    assert (got.files, got.duplicates) == (3, 0)
+    reasons = [r[0] for r in store.con.execute("SELECT reason FROM skipped").fetchall()]
+    assert reasons == ["empty file"] * 3
+    store.close()

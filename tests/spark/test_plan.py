@@ -56,3 +56,15 @@ def test_the_plan_cuts_a_json_lines_file_at_line_ends_by_the_rule(
     assert all(u.size == len(body) and u.file_id == 1 for u in got.units)
     # each range's CRC-32, which its task checks before it reads (files.unchanged)
     assert [u.crc for u in got.units] == [zlib.crc32(body[u.start : u.end]) for u in got.units]
+
+
+def test_empty_files_are_each_empty_not_duplicates(tmp_path: Path) -> None:
+    try:
+        from sponsio_audit.spark import plan
+    except ImportError as e:
+        unavailable(f"pyspark is not installed ({e}); pip install -e '.[spark]'")
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        (tmp_path / name).write_bytes(b"")
+    got = plan.plan([str(tmp_path)])
+    assert got.duplicates == 0
+    assert [reason for _, _, reason in got.skipped] == ["empty file"] * 3
