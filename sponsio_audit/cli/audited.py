@@ -14,7 +14,7 @@ import typer
 
 from sponsio_audit.cli import contracts as contract_sources
 from sponsio_audit.cli import stores
-from sponsio_audit.cli.common import UsageProblem, own_pyarrow
+from sponsio_audit.cli.common import UsageProblem, check_inputs, own_pyarrow
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")]
 """The trace inputs of a command that reads an audit (or ``--db`` instead)."""
@@ -41,9 +41,7 @@ def open_audit(
         raise UsageProblem(["give trace PATHs, or --db FILE of a stored audit"])
     if db is not None:
         return stores.read_only(db)
-    missing = [str(p) for p in paths if str(p) != "-" and not p.exists()]
-    if missing:
-        raise UsageProblem([f"{p}: no such file or directory" for p in missing])
+    check_inputs(paths)
     own_pyarrow()
     from sponsio_audit.api import audit
 

@@ -136,6 +136,32 @@ def os_reason(e: OSError) -> str:
     return str(e) or type(e).__name__
 
 
+def check_inputs(paths: list[Path]) -> None:
+    """Refuse trace paths that cannot be opened, each with its own reason (a symlink loop
+    is not 'no such file'); ``-`` is standard input."""
+    bad = []
+    for p in paths:
+        if str(p) == "-":
+            continue
+        try:
+            os.stat(p)
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                dangling = os.path.islink(p)
+                why = (
+                    "a symbolic link to a missing file" if dangling else "no such file or directory"
+                )
+            elif e.errno == errno.ELOOP:
+                why = "a loop of symbolic links"
+            else:
+                why = os_reason(e)
+            bad.append(f"{p}: {why}")
+        except ValueError:  # a NUL byte in the path
+            bad.append(f"{p}: not a valid path")
+    if bad:
+        raise UsageProblem(bad)
+
+
 def _os_line(e: OSError) -> str:
     name = e.filename if e.filename is not None else None
     if name is None and e.errno == errno.ENOSPC:

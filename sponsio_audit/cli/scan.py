@@ -37,6 +37,7 @@ from sponsio_audit.cli.common import (
     JobsOpt,
     PackOpt,
     UsageProblem,
+    check_inputs,
     fail,
     guarded,
     limits_in_force,
@@ -106,9 +107,7 @@ def incomplete_inputs(data: Any) -> int:
 
 
 def _check_paths(paths: list[Path]) -> list[tuple[str, int]]:
-    missing = [str(p) for p in paths if str(p) != "-" and not p.exists()]
-    if missing:
-        raise UsageProblem([f"{p}: no such file or directory" for p in missing])
+    check_inputs(paths)
     return progress.inputs(paths)
 
 

@@ -93,3 +93,21 @@ def test_jobs_past_the_bound_is_a_usage_error() -> None:
     for n in ("257", "100000", str(2**31)):
         r = cli("scan", TRACES, "-c", CONFIG, "-j", n)
         assert r.exit_code == 2 and "0<=x<=256" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["scan", "explain"])
+def test_a_path_that_cannot_be_opened_says_why(tmp_path: Path, command: str) -> None:
+    # a symlink loop was 'no such file or directory', which sends the user looking for a
+    # file that is there
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone.jsonl")
+    want = {
+        "loop1": "a loop of symbolic links",
+        "dangling": "a symbolic link to a missing file",
+        "absent.jsonl": "no such file or directory",
+    }
+    for name, why in want.items():
+        extra = ["--trace", "x"] if command == "explain" else []
+        res = cli(command, tmp_path / name, *extra, "-c", CONFIG)
+        assert _one_error(res, tmp_path / name).endswith(f": {why}")
