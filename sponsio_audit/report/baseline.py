@@ -49,6 +49,7 @@ from sponsio_audit.verdicts import group_rows
 
 SCHEMA = "sponsio-audit/baseline/2"
 OLD_SCHEMAS = ("sponsio-audit/baseline/1",)
+_FINGERPRINT = re.compile("[0-9a-f]{64}")
 MAX_MATCHED = 200
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
@@ -373,7 +374,17 @@ def read(path: str | Path) -> set[str]:
     items = doc.get("violations")
     if not isinstance(items, list):
         raise BaselineError(f"{path}: 'violations' must be a list")
-    return {str(i["fingerprint"]) for i in items if isinstance(i, dict) and "fingerprint" in i}
+    out = set()
+    for n, item in enumerate(items):
+        fp = item.get("fingerprint") if isinstance(item, dict) else None
+        if not isinstance(fp, str) or not _FINGERPRINT.fullmatch(fp):
+            # an entry that cannot match would report its violations as new, unexplained
+            raise BaselineError(
+                f"{path}: violations[{n}] has no fingerprint (64 hex digits); "
+                "write it again with `scan --write-baseline`"
+            )
+        out.add(fp)
+    return out
 
 
 def apply_counted(data: ReportData, known: set[str]) -> tuple[ReportData, int]:

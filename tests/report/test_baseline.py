@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +93,20 @@ def test_old_baseline_is_refused(tmp_path: Path) -> None:
     old.write_text(json.dumps({"schema": "sponsio-audit/baseline/1", "violations": []}))
     res = run("scan", TRACES, "-c", CONFIG, "--baseline", old)
     assert res.exit_code == 2 and "write it again" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "entry", [7, "f" * 64, {"contract_id": "x"}, {"fingerprint": 12}, {"fingerprint": "zz"}]
+)
+def test_a_baseline_entry_without_a_fingerprint_is_refused(tmp_path: Path, entry: object) -> None:
+    # such an entry was ignored without a word: its violations came back as new
+    good = {"fingerprint": "a" * 64}
+    doc = {"schema": baseline.SCHEMA, "violations": [good, entry]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(doc))
+    res = run("scan", TRACES, "-c", CONFIG, "--baseline", path)
+    assert res.exit_code == 2, res.output
+    assert "violations[1] has no fingerprint" in res.stderr and "Traceback" not in res.stderr
 
 
 def _matched_by_row(store: object, data: object) -> list[str | None]:
