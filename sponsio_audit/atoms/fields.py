@@ -151,8 +151,9 @@ def field_value(args: Any, name: str) -> Any:
     return HIDDEN if node == REDACTED else node
 
 
-UNPARSED_PREFIX = r'^\{"input":"\s*[\[{]'
-"""RE2 prefilter of ``unparsed`` over compact args JSON (a superset: the text may be JSON)."""
+UNPARSED_PREFIX = r'^\{"input":"(?: |\\[tnr])*[\[{]'
+"""RE2 prefilter of ``unparsed`` over compact args JSON, JSON white space escaped as JSON
+writes it (a superset: the text may be JSON)."""
 
 
 def unparsed(args: Any) -> bool:
@@ -162,7 +163,7 @@ def unparsed(args: Any) -> bool:
     if args.__class__ is not dict or len(args) != 1:
         return False
     v = args.get("input")
-    if v.__class__ is not str or v.lstrip()[:1] not in ("{", "["):
+    if v.__class__ is not str or v.lstrip(" \t\n\r")[:1] not in ("{", "["):
         return False
     try:
         json.loads(v)

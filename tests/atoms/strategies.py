@@ -65,6 +65,8 @@ ARGS = st.one_of(
             {"input": "{'command': 'rm -rf /data/x'}"},  # text that is not JSON
             {"input": '{"path": "/data/x", "command": "rm -r'},
             {"input": " [1, 2"},
+            {"input": "\n\t{'path': '/etc'}"},  # escaped white space before the brace
+            {"input": "\x0b{'path': '/etc'}"},  # not JSON white space: plain text
             {"input": "{}"},
             {"input": "rm -rf /data/x"},
         ]
