@@ -346,6 +346,18 @@ def limits_in_force(config_settings: list[tuple[str, Any, str]], flags: list[str
             *limits.env_settings(os.environ.get(limits.ENV)),
             *(limits.parse_pair(f, "--ingest-limit") for f in flags),
         ]
+    except limits.LimitError as e:
+        raise UsageProblem([str(e)]) from None
+    return checked_limits(settings)
+
+
+def checked_limits(settings: list[tuple[str, Any, str]]) -> Any:
+    """The default ``Limits`` with ``(name, value, where)`` settings applied; a bad name or
+    value is a usage error naming where it was set. ``scan`` and ``validate`` both check a
+    configuration's ``limits:`` here, so they accept and reject the same files."""
+    from sponsio_audit.ingest import limits
+
+    try:
         return limits.DEFAULT.with_settings(settings)
     except limits.LimitError as e:
         raise UsageProblem([str(e)]) from None

@@ -11,7 +11,14 @@ from typing import Annotated, Any
 import typer
 
 from sponsio_audit.cli import listing
-from sponsio_audit.cli.common import EXIT_USAGE, ListFormat, ListFormatOpt
+from sponsio_audit.cli.common import (
+    EXIT_USAGE,
+    ListFormat,
+    ListFormatOpt,
+    UsageProblem,
+    checked_limits,
+    say_error,
+)
 
 
 def _strategy(c: Any) -> str:
@@ -60,6 +67,14 @@ def validate(
         for issue in e.errors:
             sys.stderr.write(listing.cell(issue) + "\n")
         sys.stderr.write(f"{len(e.errors)} error(s)\n")
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
+        checked_limits(cfg.limits)  # as scan checks them: the same error naming the YAML path
+    except UsageProblem as e:
+        if fmt == ListFormat.json:
+            sys.stdout.write(json.dumps({"errors": e.lines}, indent=2, ensure_ascii=False) + "\n")
+        for line in e.lines:
+            say_error(line)
         raise typer.Exit(EXIT_USAGE) from None
     records = [
         {

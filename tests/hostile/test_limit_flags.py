@@ -163,3 +163,28 @@ def test_the_readme_lists_every_limit_with_its_default() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
     for name, value, _ in DEFAULT.describe():
         assert f"| `{name}` | {shown(value)} |" in readme, name
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["\n  mesages: 4", "\n  messages: 1.5", "\n  record_bytes: lots", "\n  ratio: 0", " [1]"],
+)
+def test_validate_rejects_the_limits_scan_rejects_with_the_same_line(
+    tmp_path: Path, body: str
+) -> None:
+    """A bad ``limits:`` block: ``validate`` exits 2 with the very error line ``scan`` prints
+    (the YAML path named), never 'loads fine' for a file every scan refuses."""
+    res, _ = _scan(tmp_path, yaml=f"limits: {body}\n")
+    assert res.exit_code == 2, res.output
+    (cfg,) = Path(tmp_path).glob("*/sponsio.yaml")
+    scan_errors = [ln for ln in res.stderr.splitlines() if "limits" in ln]
+    assert scan_errors and all(f"{cfg}:" in ln for ln in scan_errors)
+    got = CliRunner().invoke(app, ["validate", str(cfg)], env={ENV: ""})
+    assert got.exit_code == 2, got.output
+    assert [ln for ln in got.stderr.splitlines() if "limits" in ln] == scan_errors
+    assert "Traceback" not in got.output
+    js = CliRunner().invoke(app, ["validate", "-f", "json", str(cfg)], env={ENV: ""})
+    assert js.exit_code == 2
+    assert [ln.removeprefix("error: ") for ln in scan_errors] == [
+        e for e in json.loads(js.stdout)["errors"] if "limits" in e
+    ]
