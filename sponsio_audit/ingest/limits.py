@@ -86,9 +86,15 @@ class LimitError(ValueError):
     """A limit setting that names no limit or gives no usable value (a usage error)."""
 
 
+MAX_VALUE = 1 << 53
+"""The largest value a limit takes (8192TiB, far past any real corpus): a byte count
+passed to ``read`` must fit a C ``ssize_t`` and a count a DuckDB BIGINT, or every record
+is skipped with an ``OverflowError``; 2**53 also stays exact in any JSON reader."""
+
+
 def parse_value(raw: Any) -> int:
-    """A limit value: a whole number >= 1, as an int or text (``_`` separators and a
-    ``SIZE_UNITS`` suffix allowed)."""
+    """A limit value: a whole number from 1 to ``MAX_VALUE``, as an int or text (``_``
+    separators and a ``SIZE_UNITS`` suffix allowed)."""
     if isinstance(raw, int) and not isinstance(raw, bool):
         n = raw
     elif isinstance(raw, str):
@@ -97,17 +103,19 @@ def parse_value(raw: Any) -> int:
             if text.endswith(unit):
                 text, scale = text[: -len(unit)].strip(), size
                 break
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):
             raise ValueError(_EXPECTED)
-        n = int(text) * scale
+        n = int(text) * scale if len(text.lstrip("0")) <= 20 else MAX_VALUE + 1
     else:
         raise ValueError(_EXPECTED)
-    if n < 1:
+    if not 1 <= n <= MAX_VALUE:
         raise ValueError(_EXPECTED)
     return n
 
 
-_EXPECTED = "expected a whole number >= 1, optionally with KiB, MiB, GiB or TiB"
+_EXPECTED = (
+    "expected a whole number from 1 to 8192TiB (2**53), optionally with KiB, MiB, GiB or TiB"
+)
 
 
 def parse_pair(text: str, where: str) -> tuple[str, str, str]:

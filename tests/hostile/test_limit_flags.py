@@ -20,6 +20,9 @@ from typer.testing import CliRunner
 from sponsio_audit.cli import app
 from sponsio_audit.ingest.limits import DEFAULT, ENV, shown
 
+MAX_VALUE = 1 << 53
+"""The largest limit value README documents (``8192TiB``)."""
+
 CONTRACTS = """version: "1"
 agents:
   "*":
@@ -124,8 +127,8 @@ def test_a_size_suffix_sets_a_byte_limit(tmp_path: Path) -> None:
     [
         ("flag", "mesages=4", "--ingest-limit: unknown limit 'mesages'; known: file_bytes"),
         ("flag", "messages", "--ingest-limit: 'messages': expected NAME=VALUE"),
-        ("flag", "messages=0", "--ingest-limit: messages='0': expected a whole number >= 1"),
-        ("env", "messages=4,ratio=x", f"{ENV}: ratio='x': expected a whole number >= 1"),
+        ("flag", "messages=0", "--ingest-limit: messages='0': expected a whole number from 1"),
+        ("env", "messages=4,ratio=x", f"{ENV}: ratio='x': expected a whole number from 1"),
         ("yaml", "mesages: 4", "sponsio.yaml:10: limits.mesages: unknown limit 'mesages'"),
         ("yaml", "messages: 1.5", "sponsio.yaml:10: limits.messages: messages=1.5: expected a"),
         ("yaml", "[1]", "sponsio.yaml:9: limits: expected a mapping of limit name to value"),
@@ -188,3 +191,40 @@ def test_validate_rejects_the_limits_scan_rejects_with_the_same_line(
     assert [ln.removeprefix("error: ") for ln in scan_errors] == [
         e for e in json.loads(js.stdout)["errors"] if "limits" in e
     ]
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "yaml"])
+def test_a_value_past_the_largest_limit_is_a_usage_error(tmp_path: Path, how: str) -> None:
+    """record_bytes=8388608TiB (2**63 bytes) made every record a skipped 'OverflowError';
+    past ``MAX_VALUE`` it is refused before any file is read: exit 2, one line naming where."""
+    value = "8388608TiB"
+    if how == "flag":
+        res, _ = _scan(tmp_path, "--ingest-limit", f"record_bytes={value}")
+        where = "--ingest-limit: "
+    elif how == "env":
+        res, _ = _scan(tmp_path, env={ENV: f"record_bytes={value}"})
+        where = f"{ENV}: "
+    else:
+        res, _ = _scan(tmp_path, yaml=f"limits:\n  record_bytes: {value}\n")
+        where = "sponsio.yaml:10: limits.record_bytes: "
+    assert res.exit_code == 2, res.output
+    (line,) = res.stderr.splitlines()
+    assert where in line and f"record_bytes='{value}': expected a whole number from 1" in line
+    assert "Traceback" not in res.output and "Overflow" not in res.output
+
+
+@pytest.mark.parametrize("how", ["flag", "yaml"])
+def test_every_limit_at_its_largest_value_reads_everything(tmp_path: Path, how: str) -> None:
+    """Each limit set to ``MAX_VALUE`` (8192TiB, or 2**53 as a YAML int) is usable: the scan
+    reads every record as with the defaults, none skipped."""
+    if how == "flag":
+        flags = [f"--ingest-limit={n}={shown(MAX_VALUE)}" for n, _, _ in DEFAULT.describe()]
+        res, doc = _scan(tmp_path, *flags)
+    else:
+        body = "".join(f"\n  {n}: {MAX_VALUE}" for n, _, _ in DEFAULT.describe())
+        res, doc = _scan(tmp_path, yaml=f"limits:{body}\n")
+    assert res.exit_code == 0, res.output
+    assert _skips(doc) == [] and doc["summary"]["events"] == 6
+    assert (
+        CliRunner().invoke(app, ["limits", f"--ingest-limit=ratio={MAX_VALUE + 1}"]).exit_code == 2
+    )
