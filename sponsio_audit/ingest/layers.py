@@ -19,7 +19,7 @@ from typing import IO, Any
 import zstandard
 
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits, check_ratio
-from sponsio_audit.ingest.zstd_frames import MAGIC, ZstdReader
+from sponsio_audit.ingest.zstd_frames import MAGIC, SKIPPABLE, ZstdReader
 
 GZIP = b"\x1f\x8b"
 ZSTD = MAGIC.to_bytes(4, "little")
@@ -142,12 +142,19 @@ class Reader(io.BufferedReader):
 def compression(head: bytes) -> str | None:
     """The compression layer a stream starting with ``head`` (its first 4 bytes) has, by
     magic bytes: "gzip", "zstd", or None. The one test of ``decompressed`` and of
-    ``line_ranges``, so a file is never read raw where the stream reader would unpack it."""
+    ``line_ranges``, so a file is never read raw where the stream reader would unpack it.
+    A zstd skippable frame (``pzstd`` starts its files with one) is zstd too: the reader
+    passes over it to the frames after it."""
     if head[:2] == GZIP:
         return "gzip"
-    if head[:4] == ZSTD:
+    if head[:4] == ZSTD or skippable(head):
         return "zstd"
     return None
+
+
+def skippable(head: bytes) -> bool:
+    """Whether ``head`` starts with a zstd skippable frame's magic (RFC 8878 section 3.1.2)."""
+    return len(head) >= 4 and int.from_bytes(head[:4], "little") & ~0xF == SKIPPABLE
 
 
 def _too_deep(limits: Limits) -> LimitExceeded:
@@ -229,12 +236,13 @@ def unwrap_record(data: bytes, limits: Limits = DEFAULT) -> bytes:
         compressed = len(data)
         if depth == limits.layers and compression(data[:4]) is not None:
             raise BadRecord(str(_too_deep(limits)))
-        if data[:4] == ZSTD:
+        layer = compression(data[:4])
+        if layer == "zstd":
             try:
                 data = _unzstd(data, cap, limits)
             except (zstandard.ZstdError, EOFError) as e:
                 raise BadRecord(f"corrupt zstd record: {e}") from None
-        elif data[:2] == GZIP:
+        elif layer == "gzip":
             try:
                 data = _gunzip(data, cap, limits)
             except (OSError, EOFError, zlib.error) as e:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from sponsio_audit.ingest.layers import BadRecord, unwrap_record
+from sponsio_audit.ingest.layers import BadRecord, skippable, unwrap_record
 from sponsio_audit.ingest.limits import DEFAULT, LimitExceeded, Limits
 from sponsio_audit.ingest.values import parse
 
@@ -121,8 +121,11 @@ def _fits(head: bytes, open_: Opener, limits: Limits) -> bool:
 
 
 def _delimited_proto(head: bytes) -> bool:
-    """A 4-byte big-endian length, then a message, gzip or zstd frame (Collector ``proto``)."""
-    return len(head) >= 5 and head[4] in (0x0A, 0x28, 0x1F) and head[0] < 0x40
+    """A 4-byte big-endian length, then a message, gzip or zstd frame (Collector ``proto``;
+    a zstd record may start with a skippable frame)."""
+    if len(head) < 5 or head[0] >= 0x40:
+        return False
+    return head[4] in (0x0A, 0x28, 0x1F) or skippable(head[4:8])
 
 
 def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:

@@ -127,3 +127,63 @@ def test_closing_the_stream_closes_the_file(tmp_path: Path, stack: tuple[str, ..
         assert stream.read().startswith(b'{"resourceSpans"')
         stream.close()
     assert raw.closed
+
+
+def _skippable(payload: bytes, nibble: int = 0) -> bytes:
+    """A zstd skippable frame (RFC 8878 3.1.2): magic 0x184D2A5n, 4-byte size, payload; all
+    little-endian, as ``pzstd`` starts its files (its payload: the next frame's size)."""
+    magic = 0x184D2A50 + nibble
+    return magic.to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+
+
+@pytest.mark.parametrize("name", ["genai.jsonl", "genai.pb"])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_zstd_file_starting_with_a_skippable_frame_reads_as_the_plain_file(
+    tmp_path: Path, name: str, jobs: int
+) -> None:
+    """A file whose first zstd frame is a skippable one (pzstd's output) was listed as
+    'unrecognised format'; it is zstd, read past every skippable frame, also between
+    frames and with the last magic (0x184D2A5F)."""
+    data = (OTEL / name).read_bytes()
+    half = len(data) // 2
+    packed = tmp_path / f"pzstd.{name}"
+    packed.write_bytes(
+        _skippable(b"\x48\x06\x00\x00")
+        + zstandard.compress(data[:half])
+        + _skippable(b"any payload", nibble=15)
+        + zstandard.compress(data[half:])
+    )
+    _, want = _events(OTEL / name)
+    store, got = _events(packed, jobs=jobs)
+    assert rows(store, "SELECT * FROM skipped") == []
+    assert rows(store, "SELECT format FROM files") == [
+        {"format": "otlp_json" if name.endswith("jsonl") else "otlp_proto"}
+    ]
+    assert len(want) == 6 and got == want
+    raw = packed.open("rb")
+    stream, layers = decompressed(raw)
+    with stream:
+        assert layers == ["zstd"] and stream.read() == data
+
+
+def test_a_zstd_file_cut_inside_its_skippable_frame_is_one_named_skip(tmp_path: Path) -> None:
+    """Data that ends inside the leading skippable frame is zstd cut short, said so."""
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(_skippable(b"x" * 64)[:20])
+    store, got = _events(cut)
+    assert got == []
+    (skip,) = rows(store, "SELECT reason FROM skipped")
+    assert skip["reason"].endswith("zstd data ends inside a frame: cut short")
+
+
+def test_a_record_starting_with_a_skippable_frame_reads_as_plain(tmp_path: Path) -> None:
+    """A length-prefixed record compressed by a zstd writer that leads with a skippable
+    frame is read like the plain record."""
+    a, c = _body("genai.pb"), _body("genai_deprecated.pb")
+    path = tmp_path / "records.pb"
+    path.write_bytes(_delimited(_skippable(b"\0\0\0\0") + zstandard.compress(a), c))
+    plain = tmp_path / "plain.pb"
+    plain.write_bytes(_delimited(a, c))
+    store, got = _events(path)
+    assert rows(store, "SELECT * FROM skipped") == []
+    assert got == _events(plain)[1]
