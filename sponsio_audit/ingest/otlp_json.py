@@ -66,7 +66,11 @@ def _event_attrs(events: Any) -> dict[str, Any] | None:
 
 
 def request_spans(doc: Any, cols: Columns) -> None:
-    """Append all spans of one OTLP/JSON request document to ``cols``, in document order."""
+    """Append all spans of one OTLP/JSON request document to ``cols``, in document order.
+
+    An honestly empty request (``resourceSpans`` null, empty, or holding no spans) adds
+    nothing; one whose entries are not objects and that yields no span is a ``BadRecord``
+    naming the first such entry, never a record read as if it were empty."""
     if not isinstance(doc, dict):
         raise BadRecord("not an OTLP/JSON object")
     if "resourceSpans" not in doc:
@@ -80,22 +84,29 @@ def request_spans(doc: Any, cols: Columns) -> None:
     services, scopes, resources = c["service"], c["scope"], c["resource"]
     out, event_attrs = cols.attrs, cols.event_attrs
     norm = _id_reader()
-    rss = doc.get("resourceSpans") or []
+    rss = doc.get("resourceSpans")
+    if rss is None:  # proto3 JSON: null is the default, no entries
+        rss = []
     if not isinstance(rss, list):
         raise BadRecord("resourceSpans is not a list")
-    for rs in rss:
+    before = len(out)
+    unusable: str | None = None  # the first entry that is not what OTLP puts there
+    for i, rs in enumerate(rss):
         if not isinstance(rs, dict):
+            unusable = unusable or f"resourceSpans[{i}] is not an object"
             continue
         res = rs.get("resource")
         rattrs = json_attrs(res.get("attributes")) if isinstance(res, dict) else {}
         service = rattrs.get("service.name")
         service = service if isinstance(service, str) else None
         rjson = dumps(rattrs) if cols.raw_json else None
-        sss = rs.get("scopeSpans")
-        if sss is None:
-            sss = rs.get("instrumentationLibrarySpans")
-        for ss in sss if isinstance(sss, list) else []:
+        key = "scopeSpans" if rs.get("scopeSpans") is not None else "instrumentationLibrarySpans"
+        sss, at = rs.get(key), f"resourceSpans[{i}].{key}"
+        if sss is not None and not isinstance(sss, list):
+            unusable = unusable or f"{at} is not a list"
+        for j, ss in enumerate(sss if isinstance(sss, list) else []):
             if not isinstance(ss, dict):
+                unusable = unusable or f"{at}[{j}] is not an object"
                 continue
             sc = ss.get("scope")
             if sc is None:
@@ -103,8 +114,11 @@ def request_spans(doc: Any, cols: Columns) -> None:
             scope = sc.get("name") if isinstance(sc, dict) else None
             scope = scope if isinstance(scope, str) and scope else None
             spans = ss.get("spans")
-            for sp in spans if isinstance(spans, list) else []:
+            if spans is not None and not isinstance(spans, list):
+                unusable = unusable or f"{at}[{j}].spans is not a list"
+            for k, sp in enumerate(spans if isinstance(spans, list) else []):
                 if not isinstance(sp, dict):
+                    unusable = unusable or f"{at}[{j}].spans[{k}] is not an object"
                     continue
                 trace_id = norm(sp.get("traceId"))
                 if trace_id is None:
@@ -126,3 +140,5 @@ def request_spans(doc: Any, cols: Columns) -> None:
                 events = sp.get("events")
                 if events and (ev := _event_attrs(events)):
                     event_attrs[len(out) - 1] = {**ev, **attrs}
+    if unusable is not None and len(out) == before:
+        raise BadRecord(f"no usable spans: {unusable}")

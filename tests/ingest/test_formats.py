@@ -318,3 +318,66 @@ def test_json_ids_not_hex_are_opaque(tmp_path: Path) -> None:
         7,
     )
     assert json.loads(sp["attributes"]) == {"n": 9007199254740993, "d": 2.5, "b": True, "new": None}
+
+
+UNUSABLE = [
+    (
+        {"resourceSpans": [{"scopeSpans": [{"spans": [1, "x"]}]}]},
+        "no usable spans: resourceSpans[0].scopeSpans[0].spans[0] is not an object",
+    ),
+    (
+        {"resourceSpans": [1, {"scopeSpans": []}]},
+        "no usable spans: resourceSpans[0] is not an object",
+    ),
+    (
+        {"resourceSpans": [{"scopeSpans": "x"}]},
+        "no usable spans: resourceSpans[0].scopeSpans is not a list",
+    ),
+    (
+        {"resourceSpans": [{"instrumentationLibrarySpans": [None]}]},
+        "no usable spans: resourceSpans[0].instrumentationLibrarySpans[0] is not an object",
+    ),
+    (
+        {"resourceSpans": [{}, {"scopeSpans": [{}, {"spans": {"0": {}}}]}]},
+        "no usable spans: resourceSpans[1].scopeSpans[1].spans is not a list",
+    ),
+    ({"resourceSpans": {}}, "resourceSpans is not a list"),  # its reason of old ({} read as empty)
+]
+"""OTLP/JSON requests whose entries are not objects (or lists), and the skip reason of each."""
+EMPTY = [
+    {"resourceSpans": []},
+    {"resourceSpans": None},
+    {"resourceSpans": [{}, {"scopeSpans": None}, {"scopeSpans": [{"spans": []}]}]},
+]
+"""Honestly empty requests (proto3 JSON: null is a repeated field's default, no entries)."""
+
+
+def test_a_request_with_no_usable_span_is_a_named_skip(tmp_path: Path) -> None:
+    """A request whose entries are not objects was counted as loaded, with no skip and no
+    word; it is a skipped record naming the first such entry. An honestly empty request
+    stays a record read with no span, and the totals add up."""
+    good = json.loads((OTEL / "genai.jsonl").read_text().splitlines()[0])
+    lines = [doc for doc, _ in UNUSABLE] + EMPTY + [good]
+    path = _write(tmp_path / "junk.jsonl", lines)
+    store, s = load(path)
+    sk = rows(store, "SELECT record, reason FROM skipped ORDER BY record")
+    assert [(r["record"], r["reason"]) for r in sk] == [
+        (i, why) for i, (_, why) in enumerate(UNUSABLE, start=1)
+    ]
+    assert rows(store, "SELECT records, skipped FROM files") == [
+        {"records": len(lines), "skipped": len(UNUSABLE)}
+    ]
+    loaded = rows(store, "SELECT DISTINCT record FROM spans")
+    assert loaded == [{"record": len(lines)}] and s.spans > 0
+    assert s.records == s.skipped + len(EMPTY) + len(loaded)
+
+
+@pytest.mark.parametrize(("doc", "why"), UNUSABLE[:2])
+def test_a_pretty_document_with_no_usable_span_is_a_named_skip(
+    tmp_path: Path, doc: object, why: str
+) -> None:
+    """The same rule for a whole pretty-printed document (the general path alone)."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc, indent=2))
+    store, _ = load(path)
+    assert rows(store, "SELECT record, reason FROM skipped") == [{"record": 1, "reason": why}]

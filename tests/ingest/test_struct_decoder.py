@@ -23,6 +23,7 @@ from sponsio_audit.ingest.chunks import _json_record, _record
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.limits import DEFAULT
 from sponsio_audit.ingest.sniff import parse_line
+from tests.ingest.test_formats import EMPTY, UNUSABLE
 
 odd = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
@@ -252,3 +253,16 @@ def test_line_one_reads_as_any_line_with_or_without_a_bom(doc: Any, pretty: bool
             continue
         assert not isinstance(general, Exception), (first, general)
         assert _spans(cols) == general
+
+
+def test_both_paths_skip_a_request_with_no_usable_span() -> None:
+    """A request whose entries are not objects: the fast path declines and the general
+    path names the first such entry; an honestly empty one reads as no span on both."""
+    for doc, why in UNUSABLE:
+        line = json.dumps(doc).encode()
+        assert _fast(line) is None, line
+        general = _general(line)
+        assert isinstance(general, Exception) and str(general) == why
+    for doc in EMPTY:
+        line = json.dumps(doc).encode()
+        assert _fast(line) == _general(line) == []
