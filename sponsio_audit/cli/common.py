@@ -21,7 +21,6 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Annotated, Any, NoReturn
 
-import click
 import typer
 
 from sponsio_audit.redact import inert
@@ -287,27 +286,13 @@ def replaced(path: Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
-class SpacedPaths(click.Path):
-    """A repeatable path option whose environment variable holds several paths separated
-    by white space, as README documents for ``SPONSIO_AUDIT_CONTRACTS`` (click splits a
-    path variable at ``os.pathsep``, which read "a.yaml b.yaml" as one file)."""
-
-    def split_envvar_value(self, rv: str) -> list[str]:
-        """The variable's paths: its words."""
-        return rv.split()
-
-
 ContractsOpt = Annotated[
     list[Path] | None,
     typer.Option(
         "--contracts",
         "-c",
-        help="sponsio.yaml file(s); default: found from the current folder upwards. "
-        "The variable lists several separated by spaces.",
-        envvar="SPONSIO_AUDIT_CONTRACTS",
-        show_envvar=True,
-        click_type=SpacedPaths(path_type=Path),
-        metavar="PATH",
+        help="sponsio.yaml file(s); default: those in $SPONSIO_AUDIT_CONTRACTS (several "
+        "separated by spaces), else found from the current folder upwards.",
     ),
 ]
 PackOpt = Annotated[

@@ -48,6 +48,8 @@ def resolve(files: list[Path], packs: list[str], cwd: Path | None = None) -> tup
     """The files and packs to load: as given, or discovered (see the module docstring)."""
     from sponsio_audit.config import ConfigError, ConfigSource, discover
 
+    if not files:  # the variable stands for the flag (README: separated by spaces)
+        files = [Path(w) for w in os.environ.get(ENV_CONTRACTS, "").split()]
     if files or packs:
         how = f"${ENV_CONTRACTS}" if _env_named(files) else "--contracts"
         items = (
