@@ -32,7 +32,9 @@ class Limits:
     (the one registry: ``describe``, ``sponsio-audit limits`` and the README read it)."""
 
     file_bytes: int = _limit(
-        8 << 30, "decompressed bytes read from one file; past it the rest of the file is skipped"
+        8 << 30,
+        "bytes unpacked from one gzip/zstd file; past it the rest is skipped "
+        "(a plain file is read whole)",
     )
     ratio: int = _limit(
         200, "decompressed/compressed bytes of one file or record, checked past ratio_floor"
