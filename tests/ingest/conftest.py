@@ -109,6 +109,15 @@ def judged(
         result.store.close()
 
 
+def no_rm(field: str, regex: str = r"rm\s+-rf", more: str = "") -> str:
+    """A ``sponsio.yaml`` whose contract ``no_rm`` is ``arg_blacklist(bash, field, regex)``
+    (``more``: further contract entries, indented as list items)."""
+    return (
+        'version: "1"\nagents:\n  "*":\n    contracts:\n      - id: no_rm\n'
+        f"        G: {{pattern: arg_blacklist, args: [bash, {field}, ['{regex}']]}}\n{more}"
+    )
+
+
 def check(event: dict[str, Any], **expected: Any) -> None:
     """Assert the named fields of an event row."""
     got = {k: event[k] for k in expected}

@@ -13,17 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import judged, make_otel
+from .conftest import judged, make_otel, no_rm
 
 COMMAND = "rm -rf /tmp/x"
-CONTRACTS = r"""
-version: "1"
-agents:
-  "*":
-    contracts:
-      - id: no_rm
-        G: {pattern: arg_blacklist, args: [bash, input, ['^rm\s+-rf']]}
-"""
+CONTRACTS = no_rm("input", r"^rm\s+-rf")
 
 
 def _otel(tmp_path: Path, attrs: dict[str, str]) -> list[Path]:
@@ -92,7 +85,7 @@ def test_an_object_recorded_as_text_that_is_not_json_hides_its_fields(
 ) -> None:
     # a Python repr of the args object: its 'command' field was false, so a blacklist on
     # command passed rm -rf; now the field is unknown (SEMANTICS.md §2)
-    on_command = CONTRACTS.replace("[bash, input,", "[bash, command,")
+    on_command = no_rm("command", r"^rm\s+-rf")
     for path in READERS[reader](tmp_path, "{'command': 'rm -rf /tmp/x'}"):
         verdicts, _ = judged(path, on_command, tmp_path)
         assert verdicts == {"no_rm": "unverifiable"}, path.name

@@ -12,18 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import make_otel
+from .conftest import make_otel, no_rm
 
-CONTRACTS = r"""
-version: "1"
-agents:
-  "*":
-    contracts:
-      - id: no_rm
-        G: {pattern: arg_blacklist, args: [bash, command, ['rm\s+-rf']]}
-      - id: no_rm_anywhere
-        G: {ltl: '!arg_has(bash, "rm\\s+-rf")'}
-"""
+CONTRACTS = no_rm(
+    "command",
+    more="      - id: no_rm_anywhere\n        G: {ltl: '!arg_has(bash, \"rm\\\\s+-rf\")'}\n",
+)
 
 
 def _verdicts(tmp_path: Path, args: dict[str, str]) -> dict[str, tuple[str, str | None]]:

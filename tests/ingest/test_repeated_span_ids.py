@@ -14,16 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import judged, make_otel
+from .conftest import judged, make_otel, no_rm
 
-CONTRACTS = r"""
-version: "1"
-agents:
-  "*":
-    contracts:
-      - id: no_rm
-        G: {pattern: arg_blacklist, args: [bash, command, ['rm\s+-rf']]}
-"""
+CONTRACTS = no_rm("command")
 
 
 def _bash(command: str) -> object:
@@ -61,10 +54,8 @@ def test_spans_without_an_id_are_never_one_span(tmp_path: Path) -> None:
     doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span, span]}]}]}
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
-    once = CONTRACTS.replace("no_rm", "bash_once").replace(
-        "{pattern: arg_blacklist, args: [bash, command, ['rm\\s+-rf']]}",
-        "{pattern: idempotent, args: [bash]}",
-    )
+    once = 'version: "1"\nagents:\n  "*":\n    contracts:\n      - id: bash_once\n'
+    once += "        G: {pattern: idempotent, args: [bash]}\n"
     verdicts, ev = judged(path, once, tmp_path)
     assert [e["tool"] for e in ev] == ["bash", "bash"]
     assert verdicts == {"bash_once": "violated"}
