@@ -321,7 +321,7 @@ def _run(
     from sponsio_audit.report.data import load
 
     started()  # imported and configured: the collector is on from here
-    stores.prepare_for_scan(o.db, o.append)
+    where = stores.prepare_for_scan(o.db, o.append)
     store = None
     audited = None  # the audit's result (Spark's tables are read from the store)
     notes: list[str] = []
@@ -335,13 +335,13 @@ def _run(
 
                 stage("ingesting and evaluating on Spark")
                 began = datetime.now(timezone.utc)
-                store = Store.open(str(o.db) if o.db is not None else None)
+                store = Store.open(str(where.path) if where.path is not None else None)
                 _spark_scan(o, cfg, store)
                 audited_contracts = tuple(contract_sources.chosen(cfg, o.agent))
                 save_provenance(store, audited_contracts, cfg.files, began, src.items)
             else:
                 result = audit(
-                    [str(p) for p in o.paths], cfg, db=o.db, group_by=o.group_by,
+                    [str(p) for p in o.paths], cfg, db=where.path, group_by=o.group_by,
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
                     limits=limits, raw_json=True if o.parquet is not None else None,
@@ -351,7 +351,7 @@ def _run(
                 audited_contracts = result.contracts
                 audited = result
             if o.db is not None:
-                stores.finished(store)
+                store = stores.finished(store, where)
             stage("rendering")
             fmts = {t.fmt for t in ts}
             data = load(
@@ -386,6 +386,7 @@ def _run(
     finally:
         if store is not None:
             store.close()
+        where.discard()  # a replacing scan that stopped before its store was whole
     return Outcome(data, idle, use, written, tuple(notes))
 
 

@@ -147,3 +147,53 @@ def test_a_replaced_output_keeps_its_mode_and_a_link_keeps_pointing(tmp_path: Pa
     with replaced(link, "w") as f:
         f.write("new")
     assert link.is_symlink() and target.read_text() == "new"
+
+
+def _report(db: Path) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "sponsio_audit", "report", "--db", str(db), "-f", "json"],
+        capture_output=True,
+    )
+    assert run.returncode == 0, run.stderr.decode(errors="replace")
+    return run.stdout.decode()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and forkserver workers: Linux here")
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_replacing_scan_interrupted_keeps_the_stored_audit(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """``scan --db FILE`` over a stored audit, interrupted while it reads its traces: the
+    scan had dropped the stored audit before it began, so Ctrl-C left no audit at all
+    (``report`` refused the store as unfinished). ``FILE`` is now the old audit,
+    unchanged, and the new store being built beside it is gone."""
+    db = tmp_path / "audit.duckdb"
+    support = REPO / "fixtures" / "demo" / "traces" / "support_bot.otlp.jsonl"
+    config = REPO / "fixtures" / "demo" / "sponsio.yaml"
+    first = [sys.executable, "-m", "sponsio_audit", "scan", str(support), "-c", str(config)]
+    assert subprocess.run([*first, "--db", str(db), "-q"], capture_output=True).returncode == 1
+    before = _report(db)
+    corpus = tmp_path / "spans.jsonl"
+    _corpus(corpus, 12_000)
+    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
+    p = subprocess.Popen(
+        [*cmd, "--db", str(db), "--jobs", "2", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 60
+    while len(_descendants(p.pid)) < 3 and p.poll() is None:  # reading its traces now
+        assert time.monotonic() < deadline, "the scan started no workers"
+        time.sleep(0.01)
+    assert p.poll() is None, "the scan ended before it could be interrupted"
+    time.sleep(0.3)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    text = err.decode(errors="replace")
+    assert p.returncode == code, (p.returncode, text[-2000:])
+    assert "Traceback" not in text, text[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["audit.duckdb", "spans.jsonl"]
+    assert _report(db) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +33,19 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
+def _report(db: Path) -> dict[str, object]:
+    r = cli("report", "--db", db, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    doc: dict[str, object] = json.loads(r.stdout)
+    return doc
+
+
 def test_scan_db_replaces_the_stored_audit(db: Path) -> None:
     assert _trace_ids(db) == _ids(demo.SUPPORT_TRACES)
+    db.chmod(0o640)
     assert cli("scan", WORKFLOW, "-c", CONFIG, "--db", db, "-q").exit_code == 1
+    assert os.listdir(db.parent) == [db.name]  # the new store was renamed over the old one
+    assert db.stat().st_mode & 0o777 == 0o640
     assert _trace_ids(db) == _ids(demo.WORKFLOW_TRACES)
     report = json.loads(cli("report", "--db", db, "-f", "json").stdout)
     assert {f["path"] for f in report["inputs"]["files"]} == {str(WORKFLOW)}
@@ -69,14 +80,13 @@ main()
 """
 
 
-@pytest.mark.parametrize("append", [True, False])
-def test_a_store_whose_scan_was_interrupted_is_no_audit(db: Path, append: bool) -> None:
+def test_an_appending_scan_interrupted_leaves_no_audit(db: Path) -> None:
     """Ctrl-C after a scan's files were loaded and committed, before their verdicts were
     stored: with ``--append`` the store then held the new traces beside the old verdicts,
     and ``report`` showed the new traces as clean (a wrong pass). Such a store is refused
     by ``report``, ``explain`` and ``traces`` with one line saying why (exit 2), until a
     scan finishes on it."""
-    flags = ["--append"] if append else []
+    flags = ["--append"]
     args = ["scan", str(WORKFLOW), "-c", str(CONFIG), "--db", str(db), "-q", *flags]
     run = subprocess.run([sys.executable, "-c", _INTERRUPTED, *args], capture_output=True)
     assert run.returncode == 130, run.stderr
@@ -87,3 +97,41 @@ def test_a_store_whose_scan_was_interrupted_is_no_audit(db: Path, append: bool) 
     assert cli("scan", WORKFLOW, "-c", CONFIG, "--db", db, "-q", *flags).exit_code == 1
     report = json.loads(cli("report", "--db", db, "-f", "json").stdout)
     assert report["summary"]["traces"] >= len(demo.WORKFLOW_TRACES)
+
+
+def test_a_replacing_scan_interrupted_leaves_the_stored_audit(db: Path) -> None:
+    """Ctrl-C once a replacing scan's files were loaded, before their verdicts were stored:
+    the scan had dropped the stored audit first, so the user was left with none (refused as
+    unfinished). The new store is built beside the old one and renamed over it only once
+    whole: the old audit is still there, unchanged, and nothing is left beside it."""
+    before = _report(db)
+    args = ["scan", str(WORKFLOW), "-c", str(CONFIG), "--db", str(db), "-q"]
+    run = subprocess.run([sys.executable, "-c", _INTERRUPTED, *args], capture_output=True)
+    assert run.returncode == 130, run.stderr
+    assert b"Traceback" not in run.stderr
+    assert _report(db) == before
+    assert _trace_ids(db) == _ids(demo.SUPPORT_TRACES)
+    assert os.listdir(db.parent) == [db.name]
+
+
+def test_a_replacing_scan_clears_a_part_left_under_its_own_process_id(db: Path) -> None:
+    """A part (and its write-ahead log) left by a killed process that had this one's id."""
+    part = db.with_name(f"{db.name}.partial-{os.getpid()}")  # the scan runs in this process
+    part.write_bytes(b"not a store")
+    Path(f"{part}.wal").write_bytes(b"not a log")
+    assert cli("scan", WORKFLOW, "-c", CONFIG, "--db", db, "-q").exit_code == 1
+    assert _trace_ids(db) == _ids(demo.WORKFLOW_TRACES)
+    assert os.listdir(db.parent) == [db.name]
+
+
+def test_a_part_left_by_a_killed_scan_is_no_audit(db: Path) -> None:
+    """A scan killed outright (SIGKILL) leaves its part: ``report`` on it refuses it, as an
+    interrupted store, whatever it holds."""
+    from sponsio_audit.cli import stores
+
+    where = stores.prepare_for_scan(db, append=False)
+    assert where.part is not None and where.part.exists()
+    r = cli("report", "--db", where.part)
+    assert r.exit_code == 2 and "its last scan did not finish" in r.stderr
+    where.discard()
+    assert os.listdir(db.parent) == [db.name]
