@@ -119,6 +119,16 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated
 
 
+def _forget_stray_interrupt() -> None:
+    """Clear CPython's record of a ``KeyboardInterrupt`` that left code run by ``exec`` of a
+    string (a dataclass's methods, made as a module is imported), which the command then
+    handled: ``python -m`` took it for an interrupt nothing caught and ended the process by
+    SIGINT (exit -2, no message) instead of the command's exit 130, when Ctrl-C reached the
+    scan's thread while it imported modules. The record is set or cleared by each ``exec``
+    of a string; an interrupt that does leave the command sets it again after this."""
+    exec("")
+
+
 def main() -> None:
     """Entry point of ``sponsio-audit`` and ``python -m sponsio_audit``.
 
@@ -138,6 +148,7 @@ def main() -> None:
         raise SystemExit(128 + signal.SIGTERM) from None
     finally:
         gc.freeze()
+        _forget_stray_interrupt()
 
 
 __all__ = ["app", "main"]

@@ -197,3 +197,28 @@ def test_a_replacing_scan_interrupted_keeps_the_stored_audit(
     assert "Traceback" not in text, text[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["audit.duckdb", "spans.jsonl"]
     assert _report(db) == before
+
+
+_EXEC_HOOK = """
+from sponsio_audit import api
+def evaluate(*args, **kw):
+    exec("raise KeyboardInterrupt")  # Ctrl-C landing in exec'd code (a dataclass's methods)
+api.evaluate = evaluate
+from sponsio_audit.cli import main
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_interrupt_out_of_exec_code_still_exits_130(tmp_path: Path) -> None:
+    """A KeyboardInterrupt that left code run by ``exec`` of a string (a dataclass's methods,
+    made while the scan's thread imports modules) and was handled by the command: CPython
+    kept a record of it, and ``python -m sponsio_audit`` then ended by SIGINT (-2, no
+    message) instead of exit 130."""
+    (tmp_path / "hooked_scan.py").write_text(_EXEC_HOOK)
+    demo = REPO / "fixtures" / "demo"
+    cmd = [sys.executable, "-m", "hooked_scan", "scan", str(demo / "traces"), "-c"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    run = subprocess.run([*cmd, str(demo / "sponsio.yaml"), "-q"], capture_output=True, env=env)
+    assert run.returncode == 130, run.stderr.decode(errors="replace")[-2000:]
+    assert b"Traceback" not in run.stderr
