@@ -42,6 +42,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -106,11 +107,37 @@ def prestart(jobs: int) -> None:
     start and ``PRELOAD`` imports (0.3-0.4 s) overlap what the caller does before its
     ingest (a command's own imports and configuration); ``Workers`` then forks warm
     workers from it. Only a process that owns its multiprocessing set-up (a command)
-    should call it: the forkserver is process-wide."""
+    should call it: the forkserver is process-wide. The forkserver, and every worker
+    forked from it, is deaf to Ctrl-C from its first instruction (``_deaf_children``)."""
     if jobs > 1 and _context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()
+        with _deaf_children():
+            forkserver.ensure_running()
+
+
+@contextmanager
+def _deaf_children() -> Iterator[None]:
+    """Processes started inside (the forkserver, or a worker where there is none) have SIGINT
+    blocked for good, which a terminal's Ctrl-C sends to every process of the command: the
+    main process alone handles it and stops the pool. The forkserver ignores SIGINT itself
+    only after its ``PRELOAD`` imports (0.3-0.4 s), and a Ctrl-C before printed its
+    ``KeyboardInterrupt`` traceback under the main process's one-line message. A signal mask
+    is kept through ``fork`` and ``exec`` (as multiprocessing's resource tracker is started)
+    and is the calling thread's own: this process still gets its Ctrl-C (in another thread,
+    or here once the mask is back), and a command's helper thread may call it (only the main
+    thread may set a handler). Where there are no signal masks (Windows), nothing is done."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()  # first: its start unblocks SIGINT in this thread after
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def cannot_start() -> str | None:
@@ -218,8 +245,10 @@ class Workers:
         """Start (or restart) the pool and wait until each of its workers is up. A pool
         that has all its workers starts no other: the executor of Python 3.11 can hang for
         good when a worker is started while it stops the others after one died."""
-        pool, _ = self._start()
-        for f in [pool.submit(_ready) for _ in range(self.jobs)]:
+        with _deaf_children():  # the forkserver, if not running yet, and the workers
+            pool, _ = self._start()
+            futures = [pool.submit(_ready) for _ in range(self.jobs)]
+        for f in futures:
             f.result()
 
     def __exit__(

@@ -199,6 +199,72 @@ def test_a_replacing_scan_interrupted_keeps_the_stored_audit(
     assert _report(db) == before
 
 
+def _masked(pid: int) -> bool:
+    """Whether SIGINT is blocked or ignored in process ``pid``."""
+    fields = dict(
+        line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    bit = 1 << (signal.SIGINT - 1)
+    return bool((int(fields["SigBlk"], 16) | int(fields["SigIgn"], 16)) & bit)
+
+
+_START = """
+import os, sys
+from sponsio_audit.ingest import workers
+workers.prestart(2)  # the forkserver starts: report SIGINT's state in it at once
+print(*[c for t in os.listdir(f"/proc/{os.getpid()}/task")
+        for c in open(f"/proc/{os.getpid()}/task/{t}/children").read().split()], flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and forkserver workers: Linux here")
+def test_the_forkserver_is_deaf_to_ctrl_c_from_its_start() -> None:
+    """A terminal's Ctrl-C reaches every process of the command. The forkserver ignored
+    SIGINT only after importing ingest's modules (0.3-0.4 s), and a Ctrl-C in that while
+    printed its KeyboardInterrupt traceback under the scan's exit 130. It now starts with
+    SIGINT blocked (a mask is kept through exec), as the workers forked from it do."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", _START], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert p.stdout is not None
+        kids = [int(c) for c in p.stdout.readline().split()]
+        forkserver = [k for k in kids if b"forkserver" in Path(f"/proc/{k}/cmdline").read_bytes()]
+        assert forkserver, kids
+        assert _masked(forkserver[0])  # still importing: it has not set SIG_IGN itself yet
+    finally:
+        p.communicate("", timeout=30)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and forkserver workers: Linux here")
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2])
+def test_ctrl_c_while_the_workers_start_prints_no_traceback(tmp_path: Path, delay: float) -> None:
+    """Ctrl-C to every process of ``scan --jobs 2`` just after the workers' forkserver was
+    started (it imports ingest's modules for 0.3-0.4 s): exit 130 and no traceback."""
+    corpus = tmp_path / "spans.jsonl"
+    _corpus(corpus, 12_000)
+    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
+    p = subprocess.Popen(
+        [*cmd, "--jobs", "2", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 60
+    while len(_descendants(p.pid)) < 2 and p.poll() is None:  # resource tracker, forkserver
+        assert time.monotonic() < deadline, "the scan started no forkserver"
+        time.sleep(0.002)
+    time.sleep(delay)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    text = err.decode(errors="replace")
+    assert "Traceback" not in text, text[-3000:]
+    assert p.returncode == 130, (p.returncode, text[-2000:])
+
+
 _EXEC_HOOK = """
 from sponsio_audit import api
 def evaluate(*args, **kw):
