@@ -175,19 +175,8 @@ def test_a_replacing_scan_interrupted_keeps_the_stored_audit(
     before = _report(db)
     corpus = tmp_path / "spans.jsonl"
     _corpus(corpus, 12_000)
-    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
-    p = subprocess.Popen(
-        [*cmd, "--db", str(db), "--jobs", "2", "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        cwd=tmp_path,
-    )
-    deadline = time.monotonic() + 60
-    while len(_descendants(p.pid)) < 3 and p.poll() is None:  # reading its traces now
-        assert time.monotonic() < deadline, "the scan started no workers"
-        time.sleep(0.01)
+    # reading its traces once its workers are up
+    p = _scan_started(corpus, ["--db", str(db)], tmp_path, children=3)
     assert p.poll() is None, "the scan ended before it could be interrupted"
     time.sleep(0.3)
     p.send_signal(sig)
@@ -244,19 +233,7 @@ def test_ctrl_c_while_the_workers_start_prints_no_traceback(tmp_path: Path, dela
     started (it imports ingest's modules for 0.3-0.4 s): exit 130 and no traceback."""
     corpus = tmp_path / "spans.jsonl"
     _corpus(corpus, 12_000)
-    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
-    p = subprocess.Popen(
-        [*cmd, "--jobs", "2", "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        cwd=tmp_path,
-    )
-    deadline = time.monotonic() + 60
-    while len(_descendants(p.pid)) < 2 and p.poll() is None:  # resource tracker, forkserver
-        assert time.monotonic() < deadline, "the scan started no forkserver"
-        time.sleep(0.002)
+    p = _scan_started(corpus, [], tmp_path, children=2)  # resource tracker, forkserver
     time.sleep(delay)
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)
@@ -288,3 +265,24 @@ def test_an_interrupt_out_of_exec_code_still_exits_130(tmp_path: Path) -> None:
     run = subprocess.run([*cmd, str(demo / "sponsio.yaml"), "-q"], capture_output=True, env=env)
     assert run.returncode == 130, run.stderr.decode(errors="replace")[-2000:]
     assert b"Traceback" not in run.stderr
+
+
+def _scan_started(
+    corpus: Path, extra: list[str], cwd: Path, children: int
+) -> subprocess.Popen[bytes]:
+    """``scan CORPUS --jobs 2`` in its own process group (SIGINT as a terminal sends it),
+    returned once it has ``children`` descendant processes."""
+    cmd = [sys.executable, "-m", "sponsio_audit", "scan", str(corpus), "--pack", "default"]
+    p = subprocess.Popen(
+        [*cmd, *extra, "--jobs", "2", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cwd=cwd,
+    )
+    deadline = time.monotonic() + 60
+    while len(_descendants(p.pid)) < children and p.poll() is None:
+        assert time.monotonic() < deadline, f"the scan started fewer than {children} processes"
+        time.sleep(0.002)
+    return p
