@@ -149,6 +149,10 @@ def main() -> None:
     finally:
         gc.freeze()
         _forget_stray_interrupt()
+        if threading.current_thread() is threading.main_thread():
+            # the command is done and its exit code decided: a Ctrl-C while the process
+            # ends (it reaches a scan that is just finishing) must not turn it into -2
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 __all__ = ["app", "main"]

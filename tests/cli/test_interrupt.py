@@ -232,7 +232,7 @@ def test_ctrl_c_while_the_workers_start_prints_no_traceback(tmp_path: Path, dela
     """Ctrl-C to every process of ``scan --jobs 2`` just after the workers' forkserver was
     started (it imports ingest's modules for 0.3-0.4 s): exit 130 and no traceback."""
     corpus = tmp_path / "spans.jsonl"
-    _corpus(corpus, 12_000)
+    _corpus(corpus, 40_000)  # about 4 s: still running at the last delay
     p = _scan_started(corpus, [], tmp_path, children=2)  # resource tracker, forkserver
     time.sleep(delay)
     os.killpg(p.pid, signal.SIGINT)
@@ -286,3 +286,28 @@ def _scan_started(
         assert time.monotonic() < deadline, f"the scan started fewer than {children} processes"
         time.sleep(0.002)
     return p
+
+
+_LATE_HOOK = """
+import os, signal, time
+from sponsio_audit.cli import main
+if __name__ == "__main__":
+    try:
+        main()
+    finally:  # Ctrl-C once the command has decided its exit code, as the process ends
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+"""
+
+
+def test_a_ctrl_c_as_the_process_ends_keeps_the_exit_code(tmp_path: Path) -> None:
+    """A Ctrl-C that reaches a scan just as it finishes (the process group's Ctrl-C, 1.2 s
+    into a short scan in CI) ended it by SIGINT, -2 with no message, after the command had
+    decided its exit code; now the code stands."""
+    hook = tmp_path / "late.py"
+    hook.write_text(_LATE_HOOK, encoding="utf-8")
+    support = REPO / "fixtures" / "demo" / "traces" / "support_bot.otlp.jsonl"
+    config = REPO / "fixtures" / "demo" / "sponsio.yaml"
+    cmd = [sys.executable, str(hook), "scan", str(support), "-c", str(config), "-q"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert (res.returncode, "Traceback" in res.stderr) == (1, False), res.stderr[-2000:]
