@@ -67,7 +67,7 @@ class FieldColumn:
 
     def opaque(self) -> np.ndarray:
         """Per distinct args string: the field is not wholly recorded (``fields.opaque``)."""
-        inner = pc.fill_null(pc.match_substring(self.text, f'"{REDACTED}"'), False)
+        inner = pc.fill_null(pc.match_substring(self.text, fields.HIDDEN_TEXT), False)
         return (self.kind == HIDDEN) | ((self.kind == OTHER) & to_numpy(inner, False).astype(bool))
 
     def spread(self, per_distinct: np.ndarray, n: int, fill: Any) -> np.ndarray:

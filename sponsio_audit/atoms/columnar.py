@@ -46,7 +46,6 @@ from sponsio_audit.atoms.registry import EVIDENCE, TOOL, Rules, spec_of
 from sponsio_audit.atoms.scans import trace_starts
 from sponsio_audit.atoms.state_columns import STATE_ATOMS
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.redact import REDACTED
 from sponsio_audit.regexes import compile_regex
 
 __all__ = [
@@ -135,10 +134,6 @@ def _unknown_call(g: Columns, t: Any, missing: np.ndarray) -> np.ndarray:
     return (g.calls(t) & missing) | g.nameless()
 
 
-HIDES = f'"{REDACTED}"'
-"""The args text of a call holds a ``<redacted>`` value (a literal RE2 pattern)."""
-
-
 def _hidden(g: Columns, t: Any) -> np.ndarray:
     """Calls of t whose args leave values out (``fields.hides_args``): a ``<redacted>``
     value, or text that is not JSON (``fields.unparsed``, parsed only where the RE2
@@ -146,7 +141,7 @@ def _hidden(g: Columns, t: Any) -> np.ndarray:
     calls, key = g.calls(t), fields.tool_key(str(t))
 
     def make() -> np.ndarray:
-        out = g.search("args", HIDES, calls, key).copy()
+        out = g.search("args", fields.HIDDEN_TEXT, calls, key).copy()
         maybe = g.search("args", fields.UNPARSED_PREFIX, calls, key)
         if maybe.any():
             d = g.distinct("args", maybe, ("unparsed", key))
@@ -210,7 +205,7 @@ def _arg_field_has(g: Columns, t: Any, f: Any, regex: Any) -> Column:
 
 @_atom
 def _arg_eq(g: Columns, t: Any, f: Any, value: Any) -> Column:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not fields.is_number(value):
         want = fields.arg_text(value)
         return _on_field(g, t, f, lambda text: pc.equal(text, want))
     equal = fields.equal_to(value)  # a number: once per distinct field text, in Python

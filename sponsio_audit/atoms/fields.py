@@ -24,7 +24,9 @@ HIDDEN: Any = object()
 """Sentinel: the field was recorded as ``<redacted>`` (or lies under one): its value is not
 recorded, so an atom that reads it is unknown (SEMANTICS.md §2)."""
 
-_HIDDEN_TEXT = f'"{REDACTED}"'
+HIDDEN_TEXT = f'"{REDACTED}"'
+"""A ``<redacted>`` value as compact JSON writes it: in args text, or in a field's
+``text_form``, it marks a hidden value (no RE2 metacharacters: a literal pattern too)."""
 
 _NUMERIC = compile_regex(r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$")
 
@@ -96,6 +98,12 @@ _JSON_NUMBER = compile_regex(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _JSON_INT = compile_regex(r"^-?(?:0|[1-9]\d*)$")
 
 
+def is_number(value: Any) -> bool:
+    """Whether a contract value is a number (an int or a float, not a bool): ``arg_eq``
+    then compares numbers (``equal_to``), else text."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def equal_to(want: Any) -> Callable[[str | None], bool]:
     """``arg_eq``'s test of a field's text form (``text_form``) against the contract's ``v``.
 
@@ -103,7 +111,7 @@ def equal_to(want: Any) -> Callable[[str | None], bool]:
     value (``5000.0`` and ``5e3`` equal ``5000``; whole numbers compare exactly).
     """
     text = arg_text(want)
-    if isinstance(want, bool) or not isinstance(want, (int, float)):
+    if not is_number(want):
         return lambda got: got == text
 
     def test(got: str | None) -> bool:
@@ -137,7 +145,7 @@ def field_value(args: Any, name: str) -> Any:
     if name in args:
         v = args[name]
         return HIDDEN if v == REDACTED else v
-    if len(args) == 1 and unparsed(args):
+    if len(args) == 1 and unparsed(args):  # len first: field_value is on the hot path
         return HIDDEN
     if "." not in name:
         return MISSING
@@ -175,20 +183,20 @@ def unparsed(args: Any) -> bool:
 def search_args(rx: Any, args: Any, text: str | None) -> bool | None:
     """A regex atom over the args text (``arg_has``, ``count_with``): ``search_json``, or
     over ``unparsed`` args a match, else unknown (the JSON of the object may match)."""
-    if args is not None and len(args) == 1 and unparsed(args):
+    if unparsed(args):
         return True if matches(rx, text) else None
     return search_json(rx, text)
 
 
 def hides_args(args: Any, text: str | None) -> bool:
     """Whether recorded args leave values out: ``<redacted>`` ones, or ``unparsed``."""
-    return hides(text) or (args is not None and len(args) == 1 and unparsed(args))
+    return hides(text) or unparsed(args)
 
 
 def hides(text: str | None) -> bool:
     """Whether compact JSON ``text`` (args, or a field that is an object or a list) holds a
     ``<redacted>`` value: a regex that does not match it may match what was there."""
-    return text is not None and _HIDDEN_TEXT in text
+    return text is not None and HIDDEN_TEXT in text
 
 
 def opaque(value: Any) -> bool:
@@ -204,9 +212,9 @@ def search_json(rx: Any, text: str | None) -> bool | None:
     inside a part between hidden values (any filling keeps that part), and no match
     there is unknown: the hidden value may have made or broken a match.
     """
-    if text is None or _HIDDEN_TEXT not in text:
+    if text is None or HIDDEN_TEXT not in text:
         return matches(rx, text)
-    for part in text.split(_HIDDEN_TEXT):
+    for part in text.split(HIDDEN_TEXT):
         if matches(rx, part):
             return True
     return None

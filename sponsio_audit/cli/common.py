@@ -153,8 +153,9 @@ def check_inputs(paths: list[Path]) -> None:
                 )
             elif e.errno == errno.ELOOP:
                 why = "a loop of symbolic links"
-            else:
-                why = os_reason(e)
+            else:  # the reasons every other OS error gets (``_os_line``)
+                bad.append(_os_line(e))
+                continue
             bad.append(f"{p}: {why}")
         except ValueError:  # a NUL byte in the path
             bad.append(f"{p}: not a valid path")

@@ -33,7 +33,6 @@ from sponsio_audit.atoms.registry import ATOMS, TOOL, AtomSpec, Rules, canonical
 from sponsio_audit.event import Event, args_text
 from sponsio_audit.guard.past import Compiler
 from sponsio_audit.ltl.ast import Atom
-from sponsio_audit.redact import REDACTED
 from sponsio_audit.regexes import compile_regex, is_backtracking, is_literal, matches
 
 _U: Any = object()  # the args text is not built yet
@@ -63,7 +62,7 @@ class Grounding:
             _U=_U,
             _MISSING=fields.MISSING,
             _HIDDEN=fields.HIDDEN,
-            _HID=f'"{REDACTED}"',
+            _HID=fields.HIDDEN_TEXT,
             _opaque=fields.opaque,
             _search_json=fields.search_json,
             _search_args=fields.search_args,
@@ -274,7 +273,7 @@ class Grounding:
 
     def _e_arg_eq(self, a: Atom, g: str, k: str, slot: int) -> None:
         v = a.args[2]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if not fields.is_number(v):
             test = f"_text_form(fv) == {self.c.const(fields.arg_text(v))}"
         else:  # a number: 5000.0 equals 5000 (fields.equal_to)
             test = f"{self.c.const(fields.equal_to(v))}(_text_form(fv))"
