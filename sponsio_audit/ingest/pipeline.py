@@ -119,12 +119,17 @@ class _Run:
     pos: int = 0
     limits: Limits = DEFAULT
     stage: Stage | None = None  # pass-1 events (group_by trace)
+    fresh: bool = False  # the store held no span and no GenAI log record when the run began
+    unstaged: int = 0  # spans taken without their traces staged (a JSON document's)
 
-    def take(self, d: chunks.Decoded, file_id: int) -> int:
-        """Buffer a decoded chunk of the current file (positions go on from ``pos``).
+    def take(self, d: chunks.Decoded, file_id: int, staged: bool = False) -> int:
+        """Buffer a decoded chunk of the current file (positions go on from ``pos``);
+        ``staged``: its traces' pass-1 events go to ``stage``.
 
         Returns the number of records of the chunk that were skipped.
         """
+        if not staged:
+            self.unstaged += d.facts.num_rows
         for no, reason in d.skipped:
             self.skipped.add((file_id, no, reason))
         self.spans.add_batch(d.spans)
@@ -276,7 +281,7 @@ def _otlp(
             stage = r.stage
             for d, t in r.workers.map(inchunk.decode_traced, todo, lost=inchunk.lost_traced):
                 n += d.records
-                bad += r.take(d, file_id)
+                bad += r.take(d, file_id, staged=True)
                 stage.add(t)
     except Exception as e:  # the stream broke: the chunks read before it are loaded
         n, bad = n + 1, bad + 1
@@ -353,6 +358,7 @@ def _ingest(
         workers,
         limits=limits,
         stage=Stage.open(store, bufs["events"].batch_rows) if group_by == "trace" else None,
+        fresh=not store.count("span_facts") and not store.count("span_logs"),
     )
     try:
         return _passes(r, paths, group_by, bufs, progress)
@@ -385,7 +391,8 @@ def _passes(
         b.flush()
     if r.stage is not None:
         r.stage.presort()
-    capped = readback.cap_traces(r.store, r.run, r.limits)
+    sole = r.stage is not None and r.fresh and not r.unstaged and not r.logs.total
+    capped = [] if sole and _within(r) else readback.cap_traces(r.store, r.run, r.limits)
     if capped:
         r.skipped_n += len(capped)
         r.span_n = int(
@@ -396,7 +403,14 @@ def _passes(
     stage = r.stage
     write = _writer(r)
     traces = readback.span_events(
-        r.store, r.run, group_by, bufs["events"].batch_rows, r.workers.map, write, stage
+        r.store,
+        r.run,
+        group_by,
+        bufs["events"].batch_rows,
+        r.workers.map,
+        write,
+        stage,
+        sole=sole and not capped,
     )
     for b in bufs.values():
         b.flush()
@@ -410,6 +424,16 @@ def _passes(
         traces=traces + r.direct_traces,
         duplicates=r.dup,
     )
+
+
+def _within(r: _Run) -> bool:
+    """Whether no trace of a run whose every span with a trace id is staged (``sole``) can
+    be past ``limits.spans_per_trace``: its staged span counts say so, without reading
+    ``span_facts`` (the spans without a trace id counted as one trace, to be safe)."""
+    assert r.stage is not None
+    spread = r.stage.spread()
+    cap = r.limits.spans_per_trace
+    return spread is not None and spread[0] <= cap and r.span_n - spread[1] <= cap
 
 
 def _writer(r: _Run) -> Callable[[chunks.Traced], None]:

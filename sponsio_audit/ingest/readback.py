@@ -56,11 +56,13 @@ def span_events(
     workers_map: Callable[..., Iterator[chunks.Traced]],
     write: Callable[[chunks.Traced], None],
     stage: Stage | None,
+    sole: bool = False,
 ) -> int:
     """Recompute events of every trace (or conversation) that received spans or GenAI log
     records in this run, except those ``stage`` holds whole from pass 1; each result goes
     to ``write`` (the stage's, when it kept traces). Returns the number of traces computed
-    here plus those kept by the stage (``publish`` writes them)."""
+    here plus those kept by the stage (``publish`` writes them). ``sole``: see
+    ``Stage.settle``; when the stage then holds every trace whole, none is read back."""
     con = store.con
     runs = (
         "SELECT trace_id FROM span_facts WHERE run = $run "
@@ -86,7 +88,9 @@ def span_events(
             + (also if table == "decisions" else ""),
             params,
         )
-    kept = stage.settle() if stage is not None else 0
+    kept = stage.settle(sole) if stage is not None else 0
+    if stage is not None and sole and stage.whole:  # the run's every trace is staged whole
+        return kept
     if kept:  # pass 2 only for the touched traces the stage does not hold whole
         touched += f", r AS (SELECT gkey FROM t WHERE gkey NOT IN (SELECT trace_id FROM {LOCAL}))"
         rest = "r"

@@ -59,6 +59,8 @@ class Stage:
     rows: int = 0
     kept: int = 0
     """Traces ``settle`` kept (0 before it runs)."""
+    whole: bool = False
+    """Whether ``settle`` kept every trace staged."""
     memo: list[pa.RecordBatch] = field(default_factory=list)
     """Staged event batches kept in memory (``HOLD_BYTES`` at most), not yet in ``EVENTS``."""
     memo_bytes: int = 0
@@ -136,22 +138,45 @@ class Stage:
             return done[1].result()
         return pa.Table.from_batches(self.memo).sort_by(_EVENT_ORDER)
 
-    def settle(self) -> int:
+    def spread(self) -> tuple[int, int] | None:
+        """The most spans a staged trace has over all the chunks that staged it, and the
+        staged spans in all; None when some chunk did not count its traces' spans."""
+        self.flush()
+        row = self.store.con.execute(
+            f"""WITH t AS (SELECT sum(spans) AS n, count(*) - count(spans) AS unknown
+                           FROM {TRACES} GROUP BY trace_id)
+            SELECT coalesce(max(n), 0), coalesce(sum(n), 0), coalesce(sum(unknown), 0) FROM t"""
+        ).fetchall()[0]
+        return None if row[2] else (int(row[0]), int(row[1]))
+
+    def settle(self, sole: bool = False) -> int:
         """Keep the staged rows of the traces wholly in one chunk (table ``LOCAL``), drop
-        the rest; returns the number of traces kept."""
+        the rest; returns the number of traces kept (``whole``: all that were staged).
+
+        ``sole``: every span of the run with a trace id was staged, into a store that held no
+        span and gets no GenAI log record: a trace's stored spans are then its staged ones,
+        so a trace one chunk staged, with its spans counted, is whole (``span_facts`` unread).
+        """
         self.flush()
         con = self.store.con
-        con.execute(
-            f"""CREATE OR REPLACE TABLE {LOCAL} AS
-            WITH s AS (SELECT trace_id, any_value(spans) AS spans FROM {TRACES}
-                       GROUP BY trace_id HAVING count(*) = 1),
-            f AS (SELECT trace_id, count(*) AS n FROM span_facts
-                  WHERE trace_id IN (SELECT trace_id FROM s) GROUP BY trace_id)
-            SELECT s.trace_id FROM s JOIN f USING (trace_id) WHERE f.n = s.spans
-            AND s.trace_id NOT IN (SELECT trace_id FROM span_logs WHERE trace_id IS NOT NULL)"""
-        )
+        if sole:
+            con.execute(
+                f"""CREATE OR REPLACE TABLE {LOCAL} AS SELECT trace_id FROM {TRACES}
+                GROUP BY trace_id HAVING count(*) = 1 AND count(spans) = 1"""
+            )
+        else:
+            con.execute(
+                f"""CREATE OR REPLACE TABLE {LOCAL} AS
+                WITH s AS (SELECT trace_id, any_value(spans) AS spans FROM {TRACES}
+                           GROUP BY trace_id HAVING count(*) = 1),
+                f AS (SELECT trace_id, count(*) AS n FROM span_facts
+                      WHERE trace_id IN (SELECT trace_id FROM s) GROUP BY trace_id)
+                SELECT s.trace_id FROM s JOIN f USING (trace_id) WHERE f.n = s.spans
+                AND s.trace_id NOT IN (SELECT trace_id FROM span_logs WHERE trace_id IS NOT NULL)"""
+            )
         kept = _count(self.store, LOCAL)
-        if kept != _count(self.store, TRACES):
+        self.whole = kept == _count(self.store, TRACES)
+        if not self.whole:
             for table in (EVENTS, DECISIONS, TRACES):
                 con.execute(
                     f"DELETE FROM {table} WHERE trace_id NOT IN (SELECT trace_id FROM {LOCAL})"

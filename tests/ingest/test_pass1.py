@@ -52,8 +52,8 @@ def _kept(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = staging.Stage.settle
 
-    def settle(self: staging.Stage) -> int:
-        seen.append(real(self))
+    def settle(self: staging.Stage, sole: bool = False) -> int:
+        seen.append(real(self, sole))
         return seen[-1]
 
     monkeypatch.setattr(staging.Stage, "settle", settle)
@@ -102,6 +102,22 @@ def test_a_later_run_adding_spans_to_a_trace_replaces_its_pass_one_events(
     after = store.con.execute("SELECT type, agent, tool FROM events ORDER BY seq").fetchall()
     assert after == [("tool_call", "boss", "t")]  # the agent span's name now, once
     assert store.con.execute("SELECT count(*) FROM traces").fetchall() == [(1,)]
+
+
+def test_a_trace_split_between_a_document_and_a_lines_file_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """A fresh store, one run: the agent span in a pretty-printed OTLP document (not staged by
+    pass 1), the tool span in a JSON-lines file (staged, alone in its chunk). The tool span's
+    trace is not whole there: its event names the agent from the document's span."""
+    _tool, agent = split_trace(tmp_path, ("tool.jsonl", "agent.jsonl"), "boss", "svc", 0x9A56 << 64)
+    agent.with_suffix(".json").write_text(json.dumps(json.loads(agent.read_text()), indent=2))
+    agent.unlink()
+    store = Store.open(None)
+    s = ingest([tmp_path], store)
+    assert (s.spans, s.traces) == (2, 1)
+    got = store.con.execute("SELECT type, agent, tool FROM events").fetchall()
+    assert got == [("tool_call", "boss", "t")]  # not the service name: the agent span was read
 
 
 def test_a_record_removed_by_spans_per_trace_is_not_in_the_trace_events(
