@@ -206,6 +206,7 @@ def audit(
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
         cs = tuple(c for c in cs if c.agent in (agent, "*"))
+    held = None  # the events as ingest wrote them, when it wrote them all from memory
     if isinstance(source, Store):
         store = source
     else:
@@ -213,7 +214,7 @@ def audit(
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:
-            ingest(
+            held = ingest(
                 list(paths),
                 store,
                 group_by=group_by,
@@ -221,7 +222,7 @@ def audit(
                 progress=on_file,
                 limits=limits,
                 warn=warned,
-            )
+            ).table
         except BaseException:
             store.close()
             raise
@@ -237,10 +238,10 @@ def audit(
         limit = None if ms is None else ms / 1000.0
         cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
         try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
+            stream = _in_order(cur) if held is None else held.to_reader(max_chunksize=EVALUATE_ROWS)
+            del held  # the stream holds the rows while it needs them
             with regexes.time_limit(limit) as searches:
-                tables = evaluate(
-                    _in_order(cur), ContractSet(cs, perms), engine=engine, threads=threads
-                )
+                tables = evaluate(stream, ContractSet(cs, perms), engine=engine, threads=threads)
         except _Unordered:  # evaluated again from the start, its searches counted afresh
             cur.close()
             events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
@@ -252,7 +253,7 @@ def audit(
         stats = pa.table({"regex_timeouts": pa.array([searches.timeouts], pa.int64())})
         verdicts, violations = tables.verdicts, tables.violations
         del tables
-        empty = store.con.sql(EMPTY_TRACES).fetchall()
+        empty = store.con.sql(EMPTY_TRACES).fetchall() if _has_empty(store) else []
         if empty:  # traces with no events: judged too (n = 0), in trace order with the others
             ev, vi = build_tables(
                 empty_raw([t for (t,) in empty], cs, perms), EVENT_SCHEMA.empty_table(), cs
@@ -315,8 +316,16 @@ EMPTY_TRACES = (
     "AND trace_id NOT IN (SELECT trace_id FROM events) ORDER BY trace_id"
 )
 """Traces ingest read that have no events: audited too, as traces of length 0."""
+
 TRACES = "SELECT count(*) FROM (SELECT trace_id FROM events UNION SELECT trace_id FROM traces)"
 """Every trace read, with events or without."""
+
+
+def _has_empty(store: Store) -> bool:
+    """Whether a trace ingest read may have no events (a ``traces`` row counting none):
+    a scan of ``traces`` alone, which spares ``EMPTY_TRACES``' look-up of every event's
+    trace (25 ms of 180k events) when every trace has events."""
+    return bool(store.con.sql("SELECT 1 FROM traces WHERE events = 0 LIMIT 1").fetchall())
 
 
 def contracts_table(contracts: Sequence[Contract]) -> pa.Table:

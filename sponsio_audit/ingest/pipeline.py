@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
+import pyarrow as pa
+
 from sponsio_audit.ingest import chunks, direct, inchunk, readback
 from sponsio_audit.ingest.files import (
     HASH_THREAD_BYTES,
@@ -91,6 +93,10 @@ class IngestSummary:
     skipped: int
     traces: int
     duplicates: int = 0
+    table: pa.Table | None = field(default=None, compare=False, repr=False)
+    """The whole ``events`` table as Arrow, in its stored order, when this run wrote every
+    row of it from memory (a store that held no event before): ``api.audit`` evaluates it
+    without reading the rows back from the store. None otherwise."""
 
 
 @dataclass
@@ -120,6 +126,7 @@ class _Run:
     limits: Limits = DEFAULT
     stage: Stage | None = None  # pass-1 events (group_by trace)
     fresh: bool = False  # the store held no span and no GenAI log record when the run began
+    eventless: bool = False  # the store held no event when the run began
     unstaged: int = 0  # spans taken without their traces staged (a JSON document's)
 
     def take(self, d: chunks.Decoded, file_id: int, staged: bool = False) -> int:
@@ -359,6 +366,7 @@ def _ingest(
         limits=limits,
         stage=Stage.open(store, bufs["events"].batch_rows) if group_by == "trace" else None,
         fresh=not store.count("span_facts") and not store.count("span_logs"),
+        eventless=not store.count("events"),
     )
     try:
         return _passes(r, paths, group_by, bufs, progress)
@@ -415,6 +423,7 @@ def _passes(
     for b in bufs.values():
         b.flush()
     staged = stage.publish() if stage is not None else 0
+    alone = stage is not None and r.eventless and not bufs["events"].total
     return IngestSummary(
         files=bufs["files"].total,
         records=r.records,
@@ -423,6 +432,7 @@ def _passes(
         skipped=r.skipped_n,
         traces=traces + r.direct_traces,
         duplicates=r.dup,
+        table=stage.written if alone and stage is not None else None,
     )
 
 

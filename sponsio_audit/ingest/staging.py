@@ -70,6 +70,9 @@ class Stage:
     """Bumped at every change of ``memo`` (added to, filtered, spilled)."""
     presorted: tuple[int, Future[pa.Table]] | None = None
     """``presort``'s sort of ``memo`` at that ``memo_version``, under way or done."""
+    written: pa.Table | None = None
+    """The events ``publish`` wrote from memory, as written (None when some went through
+    ``EVENTS`` or there were none)."""
 
     @classmethod
     def open(cls, store: Store, batch_rows: int) -> Stage:
@@ -197,7 +200,8 @@ class Stage:
         self.flush()
         held = sum(b.num_rows for b in self.memo)
         if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
-            self.store.insert("events", self._sorted_memo())
+            self.written = self._sorted_memo()
+            self.store.insert("events", self.written)
         if self.spilled:  # a sort of more than memory holds: on all of DuckDB's threads
             with self.store.all_threads() as con:
                 _publish_spilled(con, self.memo)
