@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,7 +29,7 @@ import pyarrow.compute as pc
 from sponsio_audit import regexes
 from sponsio_audit.config.discovery import ConfigSource
 from sponsio_audit.engine import empty_raw
-from sponsio_audit.evaluation import ENGINES, ContractSet, evaluate
+from sponsio_audit.evaluation import ENGINES, AuditTables, ContractSet, evaluate
 from sponsio_audit.event import EVENT_SCHEMA
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.limits import DEFAULT as DEFAULT_LIMITS
@@ -44,6 +45,7 @@ from sponsio_audit.provenance import (
     sources_table,
 )
 from sponsio_audit.row_order import in_order, report_order
+from sponsio_audit.threads import background, waited
 from sponsio_audit.verdicts import build_tables
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
@@ -206,7 +208,20 @@ def audit(
     cs, perms = _contracts_and_permissions(contracts, permissions)
     if agent is not None:
         cs = tuple(c for c in cs if c.agent in (agent, "*"))
-    held = None  # the events as ingest wrote them, when it wrote them all from memory
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
+    ms = (
+        regex_timeout_ms
+        if regex_timeout_ms is not None
+        else getattr(contracts, "regex_timeout_ms", None)
+    )
+    limit = None if ms is None else ms / 1000.0
+    early: list[Future[tuple[AuditTables, int]]] = []
+
+    def evaluate_early(events: pa.Table) -> None:  # beside the events' insert (``ingest``)
+        stream = events.to_reader(max_chunksize=EVALUATE_ROWS)
+        early.append(background("evaluate", _evaluated, stream, cs, perms, engine, threads, limit))
+
     if isinstance(source, Store):
         store = source
     else:
@@ -214,7 +229,7 @@ def audit(
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:
-            held = ingest(
+            ingest(
                 list(paths),
                 store,
                 group_by=group_by,
@@ -222,35 +237,18 @@ def audit(
                 progress=on_file,
                 limits=limits,
                 warn=warned,
-            ).table
+                on_events=evaluate_early,
+            )
         except BaseException:
             store.close()
             raise
     try:  # a store opened here is closed when the audit stops (an error, Ctrl-C)
         say("evaluating contracts…")
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r} (columnar or reference)")
-        ms = (
-            regex_timeout_ms
-            if regex_timeout_ms is not None
-            else getattr(contracts, "regex_timeout_ms", None)
-        )
-        limit = None if ms is None else ms / 1000.0
-        cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
-        try:  # as stored, when that is (trace_id, seq) order: DuckDB need not sort the events
-            stream = _in_order(cur) if held is None else held.to_reader(max_chunksize=EVALUATE_ROWS)
-            del held  # the stream holds the rows while it needs them
-            with regexes.time_limit(limit) as searches:
-                tables = evaluate(stream, ContractSet(cs, perms), engine=engine, threads=threads)
-        except _Unordered:  # evaluated again from the start, its searches counted afresh
-            cur.close()
-            events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
-            reader = events.to_arrow_reader(EVALUATE_ROWS)
-            with regexes.time_limit(limit) as searches:
-                tables = evaluate(reader, ContractSet(cs, perms), engine=engine, threads=threads)
-        finally:
-            cur.close()
-        stats = pa.table({"regex_timeouts": pa.array([searches.timeouts], pa.int64())})
+        if early:  # the events ingest held in memory, evaluated while it wrote them
+            tables, timeouts = waited(early[0])
+        else:
+            tables, timeouts = _stored(store, cs, perms, engine, threads, limit)
+        stats = pa.table({"regex_timeouts": pa.array([timeouts], pa.int64())})
         verdicts, violations = tables.verdicts, tables.violations
         del tables
         empty = store.con.sql(EMPTY_TRACES).fetchall() if _has_empty(store) else []
@@ -275,6 +273,41 @@ def audit(
         if store is not source:
             store.close()
         raise
+
+
+def _evaluated(
+    events: pa.RecordBatchReader,
+    cs: tuple[Contract, ...],
+    perms: Permissions,
+    engine: str,
+    threads: int,
+    limit: float | None,
+) -> tuple[AuditTables, int]:
+    """``evaluate`` under the regex time ``limit``, and the searches that ran out of time."""
+    with regexes.time_limit(limit) as searches:
+        tables = evaluate(events, ContractSet(cs, perms), engine=engine, threads=threads)
+    return tables, searches.timeouts
+
+
+def _stored(
+    store: Store,
+    cs: tuple[Contract, ...],
+    perms: Permissions,
+    engine: str,
+    threads: int,
+    limit: float | None,
+) -> tuple[AuditTables, int]:
+    """``_evaluated`` of the store's events: as stored, when that is (trace_id, seq) order
+    (DuckDB need not sort them), else sorted by DuckDB and evaluated again from the start."""
+    cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
+    try:
+        return _evaluated(_in_order(cur), cs, perms, engine, threads, limit)
+    except _Unordered:
+        cur.close()
+        events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
+        return _evaluated(events.to_arrow_reader(EVALUATE_ROWS), cs, perms, engine, threads, limit)
+    finally:
+        cur.close()
 
 
 EVENT_ORDER = "trace_id, seq"

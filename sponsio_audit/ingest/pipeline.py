@@ -93,10 +93,6 @@ class IngestSummary:
     skipped: int
     traces: int
     duplicates: int = 0
-    table: pa.Table | None = field(default=None, compare=False, repr=False)
-    """The whole ``events`` table as Arrow, in its stored order, when this run wrote every
-    row of it from memory (a store that held no event before): ``api.audit`` evaluates it
-    without reading the rows back from the store. None otherwise."""
 
 
 @dataclass
@@ -127,6 +123,7 @@ class _Run:
     stage: Stage | None = None  # pass-1 events (group_by trace)
     fresh: bool = False  # the store held no span and no GenAI log record when the run began
     eventless: bool = False  # the store held no event when the run began
+    on_events: Callable[[pa.Table], None] | None = None  # ``ingest``'s
     unstaged: int = 0  # spans taken without their traces staged (a JSON document's)
 
     def take(self, d: chunks.Decoded, file_id: int, staged: bool = False) -> int:
@@ -311,6 +308,7 @@ def ingest(
     limits: Limits = DEFAULT,
     progress: Callable[[str, int], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    on_events: Callable[[pa.Table], None] | None = None,
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
@@ -318,7 +316,10 @@ def ingest(
     per CPU when the inputs add up to ``AUTO_BYTES`` or more). The tables do not
     depend on ``jobs``. ``limits`` bounds what one file or record may cost.
     ``progress(path, spans so far)`` is called after each file; ``warn(line)`` when a worker
-    process died and its chunks were read again (``Workers``).
+    process died and its chunks were read again (``Workers``). ``on_events(table)`` is told
+    the whole ``events`` table, in its stored order, when the run writes every row of it from
+    memory (into a store that held no event), as its insert starts: a caller may read the
+    events (evaluate them) while the run writes them.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -338,7 +339,7 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, input_bytes(paths))
     with Workers(jobs, warn=warn) as workers, store.loading():
-        return _ingest(paths, store, group_by, bufs, workers, limits, progress)
+        return _ingest(paths, store, group_by, bufs, workers, limits, progress, on_events)
 
 
 def _ingest(
@@ -349,6 +350,7 @@ def _ingest(
     workers: Workers,
     limits: Limits,
     progress: Callable[[str, int], None] | None = None,
+    on_events: Callable[[pa.Table], None] | None = None,
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -367,6 +369,7 @@ def _ingest(
         stage=Stage.open(store, bufs["events"].batch_rows) if group_by == "trace" else None,
         fresh=not store.count("span_facts") and not store.count("span_logs"),
         eventless=not store.count("events"),
+        on_events=on_events,
     )
     try:
         return _passes(r, paths, group_by, bufs, progress)
@@ -422,8 +425,8 @@ def _passes(
     )
     for b in bufs.values():
         b.flush()
-    staged = stage.publish() if stage is not None else 0
-    alone = stage is not None and r.eventless and not bufs["events"].total
+    alone = r.eventless and not bufs["events"].total  # the stage writes every event
+    staged = stage.publish(r.on_events if alone else None) if stage is not None else 0
     return IngestSummary(
         files=bufs["files"].total,
         records=r.records,
@@ -432,7 +435,6 @@ def _passes(
         skipped=r.skipped_n,
         traces=traces + r.direct_traces,
         duplicates=r.dup,
-        table=stage.written if alone and stage is not None else None,
     )
 
 

@@ -23,6 +23,7 @@ pass 2 reads it from other cursors, which do not see temporary tables.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -70,9 +71,6 @@ class Stage:
     """Bumped at every change of ``memo`` (added to, filtered, spilled)."""
     presorted: tuple[int, Future[pa.Table]] | None = None
     """``presort``'s sort of ``memo`` at that ``memo_version``, under way or done."""
-    written: pa.Table | None = None
-    """The events ``publish`` wrote from memory, as written (None when some went through
-    ``EVENTS`` or there were none)."""
 
     @classmethod
     def open(cls, store: Store, batch_rows: int) -> Stage:
@@ -193,15 +191,18 @@ class Stage:
         self.kept = kept
         return kept
 
-    def publish(self) -> int:
+    def publish(self, told: Callable[[pa.Table], None] | None = None) -> int:
         """Write the staged rows to ``events``, ``decisions`` and ``traces`` ordered by trace
         (then by sequence, or staging order), drop the temporary tables; returns the number
-        of events written."""
+        of events written. ``told(events)``: the events as written, when they were all in
+        memory, told as their insert starts (it runs beside the caller's work)."""
         self.flush()
         held = sum(b.num_rows for b in self.memo)
         if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
-            self.written = self._sorted_memo()
-            self.store.insert("events", self.written)
+            events = self._sorted_memo()
+            if told is not None:
+                told(events)
+            self.store.insert("events", events)
         if self.spilled:  # a sort of more than memory holds: on all of DuckDB's threads
             with self.store.all_threads() as con:
                 _publish_spilled(con, self.memo)
