@@ -13,7 +13,8 @@ The recursion limit is interpreter-wide in CPython: ``deep`` raises it only
 while its thread runs and puts the previous value back, and calls nest
 (a ``deep`` inside a ``deep`` runs inline). The helper thread runs in a copy of the
 caller's context variables. An interrupt of the caller (Ctrl-C) is raised in the
-helper thread too, and waited for (``_wait``).
+helper thread too, and waited for (``_wait``); inside ``shielded`` it is raised when the
+block ends instead.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import contextvars
 import ctypes
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -36,6 +37,11 @@ STACK_BYTES = 512 << 20
 
 _local = threading.local()
 _lock = threading.Lock()
+_shields = threading.Lock()
+_shielded: dict[int, int] = {}
+"""Threads inside ``shielded`` (their ``threading.get_ident``), with its depth."""
+_held: dict[int, type[BaseException]] = {}
+"""The interrupt ``_wait`` held back from a shielded thread, raised where its shield ends."""
 
 
 class TooDeep(RecursionError):
@@ -93,6 +99,40 @@ def deep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return box["value"]
 
 
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """A block that an interrupt of ``deep``'s caller (Ctrl-C) does not break into: raised in
+    this thread when the block ends, not at the next Python step inside it. For code that
+    calls back into Python from C++ and cannot fail there: an interrupt raised in the
+    ``enum`` classes that DuckDB's module makes as it is imported aborted the process
+    ("Critical nanobind error", exit -6)."""
+    me = threading.get_ident()
+    try:
+        with _shields:
+            _shielded[me] = _shielded.get(me, 0) + 1
+        yield
+    finally:
+        with _shields:
+            depth = _shielded.pop(me, 1) - 1
+            if depth:
+                _shielded[me] = depth
+            held = None if depth else _held.pop(me, None)
+        if held is not None:
+            raise held
+
+
+def _interrupt(t: threading.Thread, e: BaseException) -> None:
+    """Raise ``type(e)`` in ``t`` (started) at its next Python step, or where its shield ends."""
+    ident = t.ident
+    assert ident is not None
+    with _shields:
+        if ident in _shielded:
+            _held[ident] = type(e)
+            return
+        raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
+        raise_in(ctypes.c_ulong(ident), ctypes.py_object(type(e)))
+
+
 def _wait(t: threading.Thread, done: threading.Event) -> None:
     """Wait until ``t`` is ``done``; an exception raised here meanwhile (Ctrl-C's
     ``KeyboardInterrupt``) is raised in ``t`` too, at its next Python step, and ``t`` is waited
@@ -108,8 +148,7 @@ def _wait(t: threading.Thread, done: threading.Event) -> None:
         done.wait()
     except BaseException as e:
         if t.ident is not None and not done.is_set():
-            raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
-            raise_in(ctypes.c_ulong(t.ident), ctypes.py_object(type(e)))
+            _interrupt(t, e)
             with contextlib.suppress(BaseException):
                 done.wait()
         raise

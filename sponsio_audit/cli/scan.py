@@ -241,6 +241,10 @@ class Outcome:
 
 def _scan(o: ScanRun) -> int:
     own_pyarrow(spark=o.engine == Engine.spark.value)
+    from sponsio_audit.recursion import shielded
+
+    with shielded():  # DuckDB's import runs Python from C++, which a Ctrl-C must not break
+        import duckdb  # noqa: F401
     ts = outputs.targets(o.output, o.fmt)
     outputs.check(ts)
     if o.parquet is not None:
