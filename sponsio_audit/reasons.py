@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms import view
-from sponsio_audit.atoms.fields import normalise_tool, unparsed
+from sponsio_audit.atoms.fields import hidden, normalise_tool, unparsed
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.atoms.registry import TOOL, spec_of
 from sponsio_audit.event import Event, event_from_row, shared_prompt
@@ -87,10 +87,10 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
                 f"{tool}'s arguments were recorded as text that is not JSON "
                 "(a Python repr, or JSON cut short), so their fields are not known"
             )
-        hidden = _hidden_keys(e.args)
-        if hidden:  # SEMANTICS.md §2: a value the exporter hid is not recorded
+        keys = _hidden_keys(e.args)
+        if keys:  # SEMANTICS.md §2: a value the exporter hid is not recorded
             return (
-                f"{tool}'s arguments hide {', '.join(hidden)} as {REDACTED} "
+                f"{tool}'s arguments hide {', '.join(keys)} as {REDACTED} "
                 "(redacted by the exporter)"
             )
     if name in _ARG_ATOMS:  # arguments recorded, yet unknown: only a search out of time
@@ -112,8 +112,21 @@ def _why(a: Atom, e: Event, before: Sequence[Event]) -> str:
         miss = next((x for x in (*before, e) if x.type == "llm_response" and _no_usage(x)), e)
         return f"the LLM response at step {miss.seq} recorded no token usage"
     if name in ("ctx", "ctx_matches", "ctx_value"):
-        return f"no context_update recorded {a.args[0]}"
+        key = str(a.args[0])
+        update = next((x for x in reversed((*before, e)) if _sets(x, key)), None)
+        if update is None:
+            return f"no context_update recorded {key}"
+        if hidden((update.args or {})[key]):  # SEMANTICS.md §2: a value the exporter hid
+            return (
+                f"the context_update at step {update.seq} hides {key} as {REDACTED} "
+                "(redacted by the exporter)"
+            )
     return "the recorded facts do not decide it (e.g. a regex ran out of time)"
+
+
+def _sets(e: Event, key: str) -> bool:
+    """Whether ``e`` is a context_update that sets ``key``."""
+    return e.type == "context_update" and isinstance(e.args, dict) and key in e.args
 
 
 def _hidden_keys(args: Any, at: str = "") -> list[str]:

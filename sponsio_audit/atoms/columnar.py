@@ -379,7 +379,11 @@ def _ctx_value(g: Columns, k: Any) -> Column:
     updates = g.is_type("context_update")
     sets = g.per_args(updates, "context_update", lambda a: isinstance(a, dict) and key in a, bool)
     unknown = np.zeros(g.n, dtype=bool)
-    return _values(g, sets, ("ctx_value", key), lambda a: fields.term_value(a[key]), unknown)
+
+    def read(a: Any) -> Any:  # a value the exporter hid (``<redacted>``): unknown
+        return fields.MISSING if fields.hidden(a[key]) else fields.term_value(a[key])
+
+    return _values(g, sets, ("ctx_value", key), read, unknown)
 
 
 def _evidence(g: Columns, p: Any, entry: str | None, want: Any = None) -> Column:

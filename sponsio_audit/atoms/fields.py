@@ -205,6 +205,12 @@ def opaque(value: Any) -> bool:
     return value is HIDDEN or (isinstance(value, (dict, list)) and hides(text_form(value)))
 
 
+def hidden(value: Any) -> bool:
+    """Whether a recorded value (a context value, an argument field) is not wholly recorded:
+    ``<redacted>``, or an object or list holding one (SEMANTICS.md §2: not recorded)."""
+    return value == REDACTED or opaque(value)
+
+
 def search_json(rx: Any, text: str | None) -> bool | None:
     """``regexes.matches`` of compiled ``rx`` on JSON ``text`` that may hide values.
 

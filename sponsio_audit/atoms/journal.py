@@ -85,6 +85,10 @@ class Journal:
     def _track_ctx(self, e: Event) -> None:
         if e.type == "context_update" and isinstance(e.args, dict):
             for key, value in e.args.items():
+                if fields.hidden(value):  # the exporter hid it: ctx atoms of key are unknown
+                    self._set(("ctx", key), fields.HIDDEN)
+                    self._set(("ctxv", key), None)
+                    continue
                 self._set(("ctx", key), fields.text_form(value))
                 self._set(("ctxv", key), fields.term_value(value))  # ctx_value
 

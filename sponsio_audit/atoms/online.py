@@ -372,7 +372,7 @@ class Grounder(TermRules):
 
         def fn(ev: _Ev) -> Value:
             cur = self._get(("ctx", k), _ABSENT)
-            return None if cur is _ABSENT else test(cur)
+            return None if cur is _ABSENT or cur is fields.HIDDEN else test(cur)
 
         return fn
 

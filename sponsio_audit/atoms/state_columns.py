@@ -63,6 +63,8 @@ def _ctx_atom(g: Columns, k: Any, test: Callable[[str], bool | None]) -> Column:
     def code(a: Any) -> int:  # 0 no, 1 yes, 2 unknown; the test runs once per distinct args
         if key not in a:
             return 0
+        if fields.hidden(a[key]):  # ``<redacted>`` by the exporter: not recorded
+            return 2
         got = test(fields.text_form(a[key]))
         return 2 if got is None else int(got)
 

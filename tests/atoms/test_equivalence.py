@@ -50,6 +50,38 @@ def test_columnar_equals_online(
         arg_fields.IN_DUCKDB = below
 
 
+CONTEXT = st.dictionaries(
+    st.sampled_from(["env", "k"]),
+    st.sampled_from(["prod", "<redacted>", {"a": "<redacted>"}, ["x", "<redacted>"], 5, "5"]),
+    max_size=2,
+)
+CTX_ATOMS = st.tuples(
+    *(
+        st.builds(Atom, st.just(name), st.tuples(st.sampled_from(["env", "k"]), *more))
+        for name, more in (
+            ("ctx", [st.sampled_from(["prod", "5", 5])]),
+            ("ctx_matches", [st.sampled_from(["^p", "5", "redacted"])]),
+            ("ctx_value", []),
+        )
+    )
+)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.one_of(CONTEXT, st.none()), max_size=5), CTX_ATOMS)
+def test_context_atoms_agree_on_hidden_context_values(
+    updates: list[dict[str, Any] | None], atoms: Any
+) -> None:
+    """Context updates that record, hide (``<redacted>``, whole or in part) or drop a key."""
+    trace = [
+        Event("context_update", args=u, agent="a", seq=i)
+        if u is not None
+        else Event("tool_call", tool="deploy", args={}, agent="a", seq=i)
+        for i, u in enumerate(updates)
+    ]
+    _check([trace], atoms, None)
+
+
 VIEWS = st.sets(st.sampled_from(EVENT_TYPES)).map(lambda ts: frozenset({"tool_call", *ts}))
 """Event types of a contract's view (with tool calls: the source of the run atom)."""
 

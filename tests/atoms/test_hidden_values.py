@@ -65,6 +65,45 @@ def test_a_known_value_holds_whatever_was_hidden(
                 assert filled[a] == v, (a, args, fills)
 
 
+CTX_ATOMS = st.tuples(
+    st.builds(Atom, st.just("ctx"), st.tuples(KEYS, st.sampled_from(["prod", "5", 5, H]))),
+    st.builds(Atom, st.just("ctx_matches"), st.tuples(KEYS, st.sampled_from(["^p", "x", "5"]))),
+    st.builds(Atom, st.just("ctx_value"), st.tuples(KEYS)),
+)
+
+
+def _after_update(atoms: tuple[Atom, ...], update: dict[str, Any]) -> dict[Atom, Any]:
+    g = Grounder(atoms)
+    g.ground(Event("context_update", args=update, agent="a"))
+    return g.ground(Event("tool_call", tool="deploy", args={}, agent="a"))
+
+
+@settings(max_examples=150)
+@given(
+    CTX_ATOMS,
+    HIDING,
+    st.lists(st.lists(FILLS, min_size=4, max_size=4), min_size=1, max_size=3),
+)
+def test_a_known_context_value_holds_whatever_was_hidden(
+    atoms: tuple[Atom, ...], update: dict[str, Any], fillings: list[list[Any]]
+) -> None:
+    """The same rule for the values a context_update records (ctx, ctx_matches, ctx_value)."""
+    hidden = _after_update(atoms, update)
+    for fills in fillings:
+        filled = _after_update(atoms, _fill(update, list(fills)))
+        for a, v in hidden.items():
+            if v is not None:
+                assert filled[a] == v, (a, update, fills)
+
+
+def test_a_redacted_context_value_is_unverifiable_not_a_mismatch() -> None:
+    # "deploy only in staging": env hidden by the exporter may have been prod
+    env = Atom("ctx", ("env", "prod"))
+    assert _after_update((env,), {"env": H})[env] is None
+    assert _after_update((env,), {"env": "staging", "token": H})[env] is False
+    assert _after_update((env,), {"env": {"name": H}})[env] is None
+
+
 def test_a_redacted_command_is_unverifiable_not_clean() -> None:
     # the hunt's case: the guard redacted a command that held a token
     trace = [call("bash", {"command": H}), call("bash", {"command": "ls", "api_key": H})]
