@@ -52,7 +52,9 @@ RANKS: dict[str, int] = {
     # 8 the command line
     "cli": 8,
     "cli_spark": 8,
-    "__main__": 8,
+    # 9 the process's entry point, above the command line it loads
+    "entry": 9,
+    "__main__": 9,
 }
 """Rank of each top-level module or package of ``sponsio_audit``."""
 
