@@ -169,6 +169,7 @@ def audit(
     raw_json: bool | None = None,
     warn: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
+    own_files: Sequence[str | Path] = (),
 ) -> AuditResult:
     """Audit traces against contracts (a list of ``Contract`` or a loaded ``Config``).
 
@@ -194,7 +195,8 @@ def audit(
     ``warn(line)`` is told what the user should know that is no error (an ingest worker that
     died, its chunks read again); the same lines are kept in the provenance's ``warnings``,
     after ``warnings`` (the caller's own, given before the audit: ``scan``'s ``--jobs`` that
-    cannot run).
+    cannot run). ``db``, and the databases ``own_files`` (with their logs and spill folders),
+    are never read as traces when ``source`` holds them.
     """
     started = datetime.now(timezone.utc)
     say = progress or (lambda _stage: None)
@@ -238,6 +240,7 @@ def audit(
                 limits=limits,
                 warn=warned,
                 on_events=evaluate_early,
+                own_files=own_files,
             )
         except BaseException:
             store.close()

@@ -45,6 +45,10 @@ class ScanStore:
         """The file the scan writes."""
         return self.part if self.part is not None else self.db
 
+    def own_files(self) -> list[Path]:
+        """The database files the scan writes or replaces (never read as its inputs)."""
+        return [p for p in (self.db, self.part) if p is not None]
+
     def discard(self) -> None:
         """Remove ``part`` and what DuckDB keeps beside it (its write-ahead log, its spill
         folder), if there: the scan stopped before ``finished``."""

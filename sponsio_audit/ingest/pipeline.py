@@ -124,6 +124,7 @@ class _Run:
     fresh: bool = False  # the store held no span and no GenAI log record when the run began
     eventless: bool = False  # the store held no event when the run began
     on_events: Callable[[pa.Table], None] | None = None  # ``ingest``'s
+    own: tuple[frozenset[str], tuple[str, ...]] = (frozenset(), ())  # ``_own_files``
     unstaged: int = 0  # spans taken without their traces staged (a JSON document's)
 
     def take(self, d: chunks.Decoded, file_id: int, staged: bool = False) -> int:
@@ -309,6 +310,7 @@ def ingest(
     progress: Callable[[str, int], None] | None = None,
     warn: Callable[[str], None] | None = None,
     on_events: Callable[[pa.Table], None] | None = None,
+    own_files: Iterable[str | Path] = (),
 ) -> IngestSummary:
     """Load every file under ``paths`` into ``store``; see the module doc for the passes.
 
@@ -319,7 +321,9 @@ def ingest(
     process died and its chunks were read again (``Workers``). ``on_events(table)`` is told
     the whole ``events`` table, in its stored order, when the run writes every row of it from
     memory (into a store that held no event), as its insert starts: a caller may read the
-    events (evaluate them) while the run writes them.
+    events (evaluate them) while the run writes them. The store's database file, its
+    write-ahead log and spill folder, and those of ``own_files`` (a scan's other database:
+    the one a replacing scan's part replaces) are never read, when ``paths`` hold them.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError("group_by must be 'trace' or 'conversation'")
@@ -339,7 +343,9 @@ def ingest(
     if jobs == 0:
         jobs = resolve_jobs(0, input_bytes(paths))
     with Workers(jobs, warn=warn) as workers, store.loading():
-        return _ingest(paths, store, group_by, bufs, workers, limits, progress, on_events)
+        return _ingest(
+            paths, store, group_by, bufs, workers, limits, progress, on_events, own_files
+        )
 
 
 def _ingest(
@@ -351,6 +357,7 @@ def _ingest(
     limits: Limits,
     progress: Callable[[str, int], None] | None = None,
     on_events: Callable[[pa.Table], None] | None = None,
+    own_files: Iterable[str | Path] = (),
 ) -> IngestSummary:
     r = _Run(
         store,
@@ -370,6 +377,7 @@ def _ingest(
         fresh=not store.count("span_facts") and not store.count("span_logs"),
         eventless=not store.count("events"),
         on_events=on_events,
+        own=_own_files([p for p in (store.path, *own_files) if p is not None]),
     )
     try:
         return _passes(r, paths, group_by, bufs, progress)
@@ -386,7 +394,10 @@ def _passes(
     progress: Callable[[str, int], None] | None,
 ) -> IngestSummary:
     """Pass 1 over every file, then pass 2 and the staged events (see the module doc)."""
+    files, folders = r.own
     for path in walk(paths):
+        if path != "-" and _is_own(path, files, folders):
+            continue  # the store's own database beside the inputs: not a trace file
         if path == "-":
             with tempfile.NamedTemporaryFile(prefix="sponsio-stdin-", delete=False) as tmp:
                 shutil.copyfileobj(sys.stdin.buffer, tmp)
@@ -436,6 +447,22 @@ def _passes(
         traces=traces + r.direct_traces,
         duplicates=r.dup,
     )
+
+
+def _own_files(bases: list[str | Path]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Real paths of the database files ``bases`` and their write-ahead logs, and of their
+    spill folders (with a trailing separator): what DuckDB writes for a store there."""
+    files = {os.path.realpath(f) for b in bases for f in (b, f"{b}.wal")}
+    folders = tuple(os.path.join(os.path.realpath(f"{b}.tmp"), "") for b in bases)
+    return frozenset(files), folders
+
+
+def _is_own(path: str, files: frozenset[str], folders: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``_own_files``' files or lies in one of its folders."""
+    if not files:
+        return False
+    real = os.path.realpath(path)
+    return real in files or real.startswith(folders)
 
 
 def _within(r: _Run) -> bool:

@@ -135,3 +135,27 @@ def test_a_part_left_by_a_killed_scan_is_no_audit(db: Path) -> None:
     assert r.exit_code == 2 and "its last scan did not finish" in r.stderr
     where.discard()
     assert os.listdir(db.parent) == [db.name]
+
+
+@pytest.mark.parametrize("append", [False, True])
+def test_a_folder_holding_the_scans_database_reads_none_of_its_files(
+    tmp_path: Path, append: bool
+) -> None:
+    """``scan traces/ --db traces/audit.duckdb``, run again (nightly): the database being
+    replaced, the part beside it and their write-ahead logs were read as inputs, listed as
+    skipped unrecognised files (names with a process id), so ``--strict`` failed (exit 3)."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / SUPPORT.name).write_bytes(SUPPORT.read_bytes())
+    store = folder / "audit.duckdb"
+    args = ["scan", folder, "-c", CONFIG, "--db", store, "--fail-on", "none", "-q"]
+    for _ in range(2):  # the second run finds the first one's database in the folder
+        r = cli(*args, *(["--append"] if append else []))
+        assert r.exit_code == 0, r.stderr
+    report = _report(store)
+    inputs = report["inputs"]
+    assert isinstance(inputs, dict)
+    assert {f["path"] for f in inputs["files"]} == {str(folder / SUPPORT.name)}
+    reasons = [s["reason"] for s in inputs["skipped"]]
+    assert len(reasons) == append  # appending the same file again: a duplicate, no more
+    assert all(r.startswith("duplicate of") for r in reasons), reasons
