@@ -59,6 +59,14 @@ class Limits:
     )
     messages: int = _limit(20_000, "messages of one transcript run; a run with more is skipped")
 
+    def __post_init__(self) -> None:
+        """Refuse a value no setting could give (a library caller's ``Limits(...)``): past
+        ``MAX_VALUE`` every record was skipped with an ``OverflowError``, below 1 each one."""
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_VALUE:
+                raise LimitError(f"limit {f.name}={v!r}: expected a whole number from 1 to 2**53")
+
     def describe(self) -> list[tuple[str, int, str]]:
         """(name, value, reason) of every limit, in declaration order (for help texts and docs)."""
         return [(f.name, getattr(self, f.name), f.metadata["doc"]) for f in fields(self)]

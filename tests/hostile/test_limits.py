@@ -84,3 +84,14 @@ def test_attributes_and_messages(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text(json.dumps(msgs))
     _, _, skipped = _load(tmp_path / "b.json", Limits(messages=3))
     assert skipped == [(1, "run of 4 messages (limit messages=3)")]
+
+
+def test_a_limit_no_setting_could_give_is_refused_in_python_too() -> None:
+    """``--ingest-limit`` and YAML refuse values outside 1..2**53; a library caller's
+    ``Limits(...)`` took them, and past 2**53 every record was skipped (OverflowError)."""
+    import pytest
+
+    for bad in (0, -1, (1 << 53) + 1, True, 1.5, "5"):
+        with pytest.raises(ValueError, match=r"limit attributes="):
+            Limits(attributes=bad)  # type: ignore[arg-type]
+    assert Limits(attributes=1 << 53).attributes == 1 << 53
