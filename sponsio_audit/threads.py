@@ -13,6 +13,7 @@ import contextvars
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet  # not the builtin one before 3.11
 from typing import Any, TypeVar
 
 MAX_THREADS = 4
@@ -80,5 +81,5 @@ def waited(future: Future[R], step: float = 0.05) -> R:
     while True:
         try:
             return future.result(timeout=step)
-        except TimeoutError:
+        except NotYet:
             continue
