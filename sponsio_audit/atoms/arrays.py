@@ -7,6 +7,7 @@ million-row table compares and takes them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,14 @@ def valid_mask(arr: pa.Array) -> np.ndarray | None:
         return np.zeros(len(arr), dtype=bool)
     bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
     return bits[arr.offset : arr.offset + len(arr)].view(bool)
+
+
+@functools.cache
+def numpy_dtype(t: pa.DataType) -> np.dtype:
+    """The NumPy dtype of Arrow values of type ``t`` (``DataType.to_pandas_dtype`` needs
+    pandas before pyarrow 26, which no required dependency installs: with pyarrow 25 a scan
+    that counted tokens failed, ModuleNotFoundError)."""
+    return pa.array([], type=t).to_numpy(zero_copy_only=False).dtype
 
 
 def raw_values(arr: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray | None]:

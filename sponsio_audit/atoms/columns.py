@@ -27,6 +27,7 @@ from sponsio_audit.atoms import fields
 from sponsio_audit.atoms.arrays import (
     lookup,
     narrow_codes,
+    numpy_dtype,
     raw_values,
     select,
     to_numpy,
@@ -222,7 +223,7 @@ class Columns:
 
         def make() -> tuple[np.ndarray, np.ndarray | None]:
             arr = self.col(name)
-            return raw_values(arr, arr.type.to_pandas_dtype())
+            return raw_values(arr, numpy_dtype(arr.type))
 
         return self.cached(("raw", name), make)
 
