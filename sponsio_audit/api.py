@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,7 +44,6 @@ from sponsio_audit.provenance import (
     sources_table,
 )
 from sponsio_audit.row_order import in_order, report_order
-from sponsio_audit.threads import background, waited
 from sponsio_audit.verdicts import build_tables
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
@@ -218,12 +216,7 @@ def audit(
         else getattr(contracts, "regex_timeout_ms", None)
     )
     limit = None if ms is None else ms / 1000.0
-    early: list[Future[tuple[AuditTables, int]]] = []
-
-    def evaluate_early(events: pa.Table) -> None:  # beside the events' insert (``ingest``)
-        stream = events.to_reader(max_chunksize=EVALUATE_ROWS)
-        early.append(background("evaluate", _evaluated, stream, cs, perms, engine, threads, limit))
-
+    held: list[pa.Table] = []  # the events as ingest wrote them, when it wrote them all
     if isinstance(source, Store):
         store = source
     else:
@@ -239,7 +232,7 @@ def audit(
                 progress=on_file,
                 limits=limits,
                 warn=warned,
-                on_events=evaluate_early,
+                on_events=held.append,
                 own_files=own_files,
             )
         except BaseException:
@@ -247,8 +240,9 @@ def audit(
             raise
     try:  # a store opened here is closed when the audit stops (an error, Ctrl-C)
         say("evaluating contracts…")
-        if early:  # the events ingest held in memory, evaluated while it wrote them
-            tables, timeouts = waited(early[0])
+        if held:  # not read back: the rows ingest held in memory as it wrote them
+            stream = held.pop().to_reader(max_chunksize=EVALUATE_ROWS)
+            tables, timeouts = _evaluated(stream, cs, perms, engine, threads, limit)
         else:
             tables, timeouts = _stored(store, cs, perms, engine, threads, limit)
         stats = pa.table({"regex_timeouts": pa.array([timeouts], pa.int64())})

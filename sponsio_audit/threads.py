@@ -13,7 +13,6 @@ import contextvars
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as NotYet  # not the builtin one before 3.11
 from typing import Any, TypeVar
 
 MAX_THREADS = 4
@@ -72,14 +71,3 @@ def background(name: str, fn: Callable[..., R], *args: Any) -> Future[R]:
         return pool.submit(context.run, fn, *args)
     finally:
         pool.shutdown(wait=False)  # the thread ends with the task
-
-
-def waited(future: Future[R], step: float = 0.05) -> R:
-    """``future.result()``, waited for in steps of ``step`` seconds: an exception raised in
-    this thread meanwhile (the Ctrl-C ``recursion.deep`` raises in its thread, which a wait
-    blocked in C would only see once the task ended) ends the wait at the next step."""
-    while True:
-        try:
-            return future.result(timeout=step)
-        except NotYet:
-            continue

@@ -195,7 +195,7 @@ class Stage:
         """Write the staged rows to ``events``, ``decisions`` and ``traces`` ordered by trace
         (then by sequence, or staging order), drop the temporary tables; returns the number
         of events written. ``told(events)``: the events as written, when they were all in
-        memory, told as their insert starts (it runs beside the caller's work)."""
+        memory (not to be read before the insert is done: ``ingest``'s ``on_events``)."""
         self.flush()
         held = sum(b.num_rows for b in self.memo)
         if held and not self.spilled:  # all in memory: Arrow sorts them faster than DuckDB
