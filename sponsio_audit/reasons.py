@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.atoms import view
+from sponsio_audit.atoms.arrays import nonzero
 from sponsio_audit.atoms.fields import hidden, normalise_tool, unparsed
 from sponsio_audit.atoms.online import Grounder
 from sponsio_audit.atoms.registry import TOOL, spec_of
@@ -188,7 +189,7 @@ def explain(raw: pa.Table, events: pa.Table, contracts: Sequence[Contract]) -> p
     undecided = pc.fill_null(
         pc.is_in(verdict, value_set=pa.array([UNVERIFIABLE, SKIPPED], pa.string())), False
     )
-    where = pc.indices_nonzero(undecided)
+    where = nonzero(undecided)
     if not len(where):
         return raw.column("reason")
     # only the undecided rows are read into Python (a verdict table can hold millions)

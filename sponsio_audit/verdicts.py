@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sponsio_audit.atoms.arrays import nonzero
 from sponsio_audit.ltl.contract import Contract
 from sponsio_audit.ltl.patterns import describe
 from sponsio_audit.reasons import explain
@@ -182,7 +183,7 @@ def build_tables(
         },
         schema=VERDICT_SCHEMA,
     )
-    bad_rows = pc.indices_nonzero(pc.equal(raw.column("verdict"), VIOLATED))
+    bad_rows = nonzero(pc.equal(raw.column("verdict"), VIOLATED))
     bad = raw.take(bad_rows)
     if bad.num_rows == 0:
         return verdicts, VIOLATION_SCHEMA.empty_table()

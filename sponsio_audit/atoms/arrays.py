@@ -30,6 +30,14 @@ def valid_mask(arr: pa.Array) -> np.ndarray | None:
     return bits[arr.offset : arr.offset + len(arr)].view(bool)
 
 
+def nonzero(mask: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``pc.indices_nonzero(mask)``, also of a chunked array with no chunks (an empty table's
+    column: pyarrow 25 crashed on one, a segmentation fault; pyarrow 26 gives [])."""
+    if isinstance(mask, pa.ChunkedArray) and mask.num_chunks == 0:
+        return pa.array([], pa.uint64())
+    return pc.indices_nonzero(mask)
+
+
 @functools.cache
 def numpy_dtype(t: pa.DataType) -> np.dtype:
     """The NumPy dtype of Arrow values of type ``t`` (``DataType.to_pandas_dtype`` needs

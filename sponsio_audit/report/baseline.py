@@ -43,6 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sponsio_audit.atoms.arrays import nonzero
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.report.data import ReportData
 from sponsio_audit.verdicts import group_rows
@@ -205,7 +206,7 @@ def with_matches(store: Any, data: ReportData) -> ReportData:
     blamed = pc.fill_null(pc.and_(table.column("blamed"), pc.is_valid(table.column("seq"))), False)
     if not pc.any(blamed).as_py():
         return data
-    at = pc.indices_nonzero(blamed)
+    at = nonzero(blamed)
     names = ("trace_id", "seq", "contract_id", "guarantee", "guarantee_text")
     picked = table.select(list(names)).take(at)
     texts: dict[tuple[Any, ...], str] = {}
