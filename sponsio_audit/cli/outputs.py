@@ -8,9 +8,12 @@ output file are created.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,14 +165,41 @@ def write(
         sys.stdout.flush()
         return
     prepare_output(t.path)
-    if t.fmt == "json" and os.linesep == "\n":  # the bytes text mode writes, without a copy
-        with writing(t.path), replaced(t.path, "wb") as out:
-            _write_chunks(out, data)
+    with _displaced(t.path):
+        if t.fmt == "json" and os.linesep == "\n":  # the bytes text mode writes, without a copy
+            with writing(t.path), replaced(t.path, "wb") as out:
+                _write_chunks(out, data)
+            return
+        with writing(t.path), replaced(t.path, "w") as f:
+            if t.fmt == "table":
+                if header:
+                    f.write(cell(header) + "\n")
+                _render_table(data, top, file=f, width=FILE_WIDTH, no_color=True)
+            else:
+                f.write(_text(data, t.fmt, fail_on, limit))
+
+
+@contextlib.contextmanager
+def _displaced(path: Path) -> Iterator[None]:
+    """Hold the report ``path`` replaces open while the new one is renamed over it, and close
+    it on a thread of its own after: the last close frees the old file's pages (an 83 MB report:
+    45 ms), beside the rest of the command instead of inside the rename (POSIX only)."""
+    fd = None
+    if os.name == "posix" and not path.is_symlink() and path.is_file():
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # no longer a file: let it be
+                os.close(fd)
+                fd = None
+    if fd is None:
+        yield
         return
-    with writing(t.path), replaced(t.path, "w") as f:
-        if t.fmt == "table":
-            if header:
-                f.write(cell(header) + "\n")
-            _render_table(data, top, file=f, width=FILE_WIDTH, no_color=True)
-        else:
-            f.write(_text(data, t.fmt, fail_on, limit))
+    try:
+        yield
+    finally:
+        threading.Thread(target=_close, args=(fd,), name="sponsio-audit-close", daemon=True).start()
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
