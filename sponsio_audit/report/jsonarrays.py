@@ -25,6 +25,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sponsio_audit.threads import cpus, ordered_map
+
 EVENT_KEYS = (
     ("seq", "seq"),
     ("span_id", "span_id"),
@@ -35,6 +37,17 @@ EVENT_KEYS = (
     ("evidence", "evidence"),
 )
 """Keys of a blamed or offending event and the violation columns they come from."""
+ENTRY_KEYS = (
+    "trace_id",
+    "contract_id",
+    "guarantee",
+    "guarantee_text",
+    "kind",
+    "severity",
+    "strategy",
+    "opened_seq",
+)
+"""Keys of an entry before its offending events (``blamed`` goes before ``opened_seq``)."""
 BYTES = pa.large_binary()
 """Pieces of text are large binaries (UTF-8): a report may pass 2 GB."""
 SMALL_BYTES = 1 << 31
@@ -45,6 +58,8 @@ that each piece reuses the memory the one before freed: pyarrow's jemalloc purge
 pages as they age (its decay), and pieces of 8 MB were faulted in afresh each time (the
 82 MB report of ``bench/scan.py``: 34-36k page faults and 0.37-0.41 s at 8 MB,
 10-12k and 0.16-0.26 s at 256 KB)."""
+PARALLEL_ROWS = 20_000
+"""Rows from which the columns are encoded on two threads (fewer: the threads cost more)."""
 _ESCAPED = r"[\x00-\x1f\"\\]"
 """What JSON escapes in a string (orjson and the stdlib alike); other strings are only quoted."""
 _ILLEGAL = "[\ufffe\uffff]"
@@ -69,10 +84,10 @@ def encoded(column: pa.ChunkedArray | pa.Array) -> Encoded:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     t = column.type
-    n = len(column)
-    if pa.types.is_integer(t):
-        texts = pc.fill_null(pc.cast(column, pa.large_string()), "null").cast(BYTES)
-        return Encoded(np.arange(n, dtype=np.int64), texts)
+    if pa.types.is_integer(t):  # each distinct number formatted once, as a string is
+        codes, values = _codes(column)
+        texts = pc.cast(values, pa.large_string()).cast(BYTES)
+        return Encoded(codes, pa.concat_arrays([texts, pa.array([b"null"], BYTES)]))
     if pa.types.is_boolean(t):
         valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         truth = pc.fill_null(column, False).to_numpy(zero_copy_only=False)
@@ -84,17 +99,16 @@ def encoded(column: pa.ChunkedArray | pa.Array) -> Encoded:
 
 
 def _codes(column: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """(per-row index into the distinct values, the values) of a string or dictionary
+    """(per-row index into the distinct values, the values) of a string, integer or dictionary
     column; a null's index is ``len(values)``."""
     enc = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
     values = enc.dictionary
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
-    codes = enc.indices.to_numpy(zero_copy_only=False)
-    if enc.null_count:
-        valid = np.asarray(enc.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        codes = np.where(valid, codes, len(values))
-    return np.asarray(codes, dtype=np.int64), values
+    indices = enc.indices
+    if indices.null_count:
+        indices = pc.fill_null(indices.cast(pa.int64()), len(values))
+    return np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64), values
 
 
 def _quoted(values: pa.Array) -> pa.Array:
@@ -207,7 +221,8 @@ class Layout:
 
     def grid(self, texts: Texts) -> np.ndarray:
         """Each row's pieces as indices into ``texts`` (rows x pieces); a literal next to a
-        value of few distinct texts is joined to them, so fewer pieces are taken."""
+        value of few distinct texts is joined to them, and so are two such values next to each
+        other while their pairs are few, so fewer pieces are taken."""
         folded: list[str | Encoded] = []
         for p in self.pieces:
             last = folded[-1] if folded else None
@@ -218,6 +233,8 @@ class Layout:
                     folded.append(p)
             elif isinstance(last, str) and self._few(p):
                 folded[-1] = _joined(p, last, "")
+            elif isinstance(last, Encoded) and len(last.texts) * len(p.texts) * 8 <= self.rows:
+                folded[-1] = _paired(last, p)
             else:
                 folded.append(p)
         grid = np.empty((self.rows, len(folded)), dtype=np.int64)
@@ -239,6 +256,15 @@ def _joined(value: str | Encoded, before: str, after: str) -> str | Encoded:
     pre, post = pa.scalar(before.encode(), BYTES), pa.scalar(after.encode(), BYTES)
     texts = pc.binary_join_element_wise(pre, value.texts, post, pa.scalar(b"", BYTES))
     return Encoded(value.codes, texts)
+
+
+def _paired(first: Encoded, then: Encoded) -> Encoded:
+    """``first`` then ``then`` as one value: a text for each pair of their texts."""
+    n, m = len(first.texts), len(then.texts)
+    a = first.texts.take(pa.array(np.repeat(np.arange(n), m)))
+    b = then.texts.take(pa.array(np.tile(np.arange(m), n)))
+    texts = pc.binary_join_element_wise(a, b, pa.scalar(b"", BYTES))
+    return Encoded(first.codes * m + then.codes, texts)
 
 
 def _nested(pre: np.ndarray, items: np.ndarray, bounds: np.ndarray, post: np.ndarray) -> np.ndarray:
@@ -267,48 +293,59 @@ def _choice(flags: np.ndarray, yes: str, no: str) -> Encoded:
 
 
 def _fingerprints(
-    table: pa.Table, rows: np.ndarray, contract: Callable[[str], dict[str, Any]]
+    table: pa.Table,
+    rows: np.ndarray,
+    contract: Callable[[str], dict[str, Any]],
+    enc: dict[str, Encoded],
 ) -> Encoded:
     """``baseline.fingerprint`` of the rows ``rows`` of ``table`` as JSON strings, computed
     once per distinct input (the evidence sentence counts only where the guarantee has no
-    pattern)."""
+    pattern); the inputs told apart by their codes in ``enc`` (the columns encoded once)."""
     from sponsio_audit.report.baseline import fingerprint
 
     names = ["contract_id", "guarantee", "guarantee_text", "tool", "evidence"]
-    if "matched" in table.column_names:
+    if "matched" in enc:
         names.append("matched")
-    sub = table.select(names).take(pa.array(rows))
-    codes = {n: _key(sub.column(n)) for n in names}
+    codes = {n: enc[n].codes[rows] for n in names}
     pair = _dense(codes["contract_id"], codes["guarantee"])
-    _, first_of_pair = np.unique(pair, return_index=True)
-    patterned = np.zeros(int(pair.max()) + 1, dtype=bool)
-    cids = sub.column("contract_id").take(pa.array(first_of_pair)).to_pylist()
-    gs = sub.column("guarantee").take(pa.array(first_of_pair)).to_pylist()
-    for k, cid, g in zip(first_of_pair.tolist(), cids, gs, strict=True):
+    first_of_pair = _firsts(pair)
+    patterned = np.zeros(len(first_of_pair), dtype=bool)
+    at = pa.array(rows[first_of_pair])
+    cids = table.column("contract_id").take(at).to_pylist()
+    gs = table.column("guarantee").take(at).to_pylist()
+    for k, (cid, g) in enumerate(zip(cids, gs, strict=True)):
         ps = contract(str(cid)).get("patterns") or []
-        patterned[pair[k]] = bool(int(g) < len(ps) and ps[int(g)])
+        patterned[k] = bool(int(g) < len(ps) and ps[int(g)])
     evidence = np.where(patterned[pair], -1, codes["evidence"])
     key = pair
     for n in names[2:]:
         key = _dense(key, evidence if n == "evidence" else codes[n])
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    picked = sub.take(pa.array(first)).to_pylist()
+    first = _firsts(key)
+    picked = table.select(names).take(pa.array(rows[first])).to_pylist()
     fps = [f'"{fingerprint(v, contract(str(v["contract_id"])))}"'.encode() for v in picked]
-    return Encoded(np.asarray(inverse, dtype=np.int64).ravel(), pa.array(fps, BYTES))
+    return Encoded(key, pa.array(fps, BYTES))
 
 
-def _key(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """One integer per distinct value of a column (nulls one more): equal values, equal keys."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    return _codes(column)[0]
+def _firsts(dense: np.ndarray) -> np.ndarray:
+    """The first row of each code of dense codes 0..m-1 (every code present)."""
+    first = np.empty(int(dense.max()) + 1 if len(dense) else 0, dtype=np.int64)
+    first[dense[::-1]] = np.arange(len(dense) - 1, -1, -1)  # the last write is the first row
+    return first
 
 
 def _dense(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One dense code per distinct pair (a, b) of codes."""
+    """One dense code per distinct pair (a, b) of codes, numbered in the pairs' order."""
     b = b - b.min() if len(b) else b
     joint = a.astype(np.int64) * (int(b.max()) + 1 if len(b) else 1) + b
-    return np.asarray(np.unique(joint, return_inverse=True)[1], dtype=np.int64).ravel()
+    if not len(joint):
+        return joint
+    low = int(joint.min())
+    span = int(joint.max()) - low + 1
+    if span > 4 * len(joint) + 4096:  # sparse: sort the pairs
+        return np.asarray(np.unique(joint, return_inverse=True)[1], dtype=np.int64).ravel()
+    seen = np.zeros(span, dtype=bool)
+    seen[joint - low] = True
+    return (np.cumsum(seen, dtype=np.int64) - 1)[joint - low]
 
 
 def violations_json(
@@ -322,9 +359,15 @@ def violations_json(
     if not len(blamed):
         return [b"[]"]
     pad = " " * indent
-    enc = {name: encoded(table.column(name)) for _, name in EVENT_KEYS}
+    names = [*(name for _, name in EVENT_KEYS), *ENTRY_KEYS]
+    if "matched" in table.column_names:
+        names.append("matched")
+    names = list(dict.fromkeys(names))
+    workers = min(2, cpus()) if table.num_rows >= PARALLEL_ROWS else 1  # Arrow frees the GIL
+    columns = ordered_map(encoded, [table.column(n) for n in names], workers)
+    enc = dict(zip(names, columns, strict=True))  # each column encoded once
     # the others of each (trace, contract, guarantee): its non-blamed rows in report order
-    key = _group_codes(table)
+    key = _group_codes(enc)
     others = np.flatnonzero(~blamed_mask)
     others = others[np.argsort(key[others], kind="stable")]
     okey = key[others]
@@ -342,45 +385,24 @@ def violations_json(
     event = Layout(len(blamed))
     event.obj([(k, enc[c].take(blamed)) for k, c in EVENT_KEYS], indent + 2)
     empty = counts == 0
-
-    at = pa.array(blamed)
-
-    def col(name: str) -> Encoded:
-        return encoded(table.column(name).take(at))
-
     pre = Layout(len(blamed))  # an entry up to its offending events
     pre.add(",\n" + pad)
-    pre.obj(
-        [
-            ("trace_id", col("trace_id")),
-            ("contract_id", col("contract_id")),
-            ("guarantee", col("guarantee")),
-            ("guarantee_text", col("guarantee_text")),
-            ("kind", col("kind")),
-            ("severity", col("severity")),
-            ("strategy", col("strategy")),
-            ("blamed", event),
-            ("opened_seq", col("opened_seq")),
-        ],
-        indent,
-        close=False,
-    )
+    pairs: list[tuple[str, Encoded | Layout]] = [(k, enc[k].take(blamed)) for k in ENTRY_KEYS]
+    pairs.insert(ENTRY_KEYS.index("opened_seq"), ("blamed", event))
+    pre.obj(pairs, indent, close=False)
     pre.add(pad + '  "offending": ', _choice(empty, "[]", "["))
     post = Layout(len(blamed))  # the rest of the entry
     post.add(_choice(empty, "", f"\n{pad}  ]"), ",\n" + pad + '  "fingerprint": ')
-    post.add(_fingerprints(table, blamed, contract), "\n" + pad + "}")
+    post.add(_fingerprints(table, blamed, contract, enc), "\n" + pad + "}")
     texts = Texts()
     flat = _nested(pre.grid(texts), items.grid(texts), bounds, post.grid(texts))
     body = texts.written(flat, skip=2)  # no first ",\n"
     return itertools.chain([b"[\n"], body, [b"\n", b" " * (indent - 2) + b"]"])
 
 
-def _group_codes(table: pa.Table) -> np.ndarray:
+def _group_codes(enc: dict[str, Encoded]) -> np.ndarray:
     """One integer per distinct (trace, contract, guarantee) of the rows."""
-    t = _key(table.column("trace_id"))
-    c = _key(table.column("contract_id"))
-    g = table.column("guarantee").to_numpy().astype(np.int64)
-    g = g - g.min()
+    t, c, g = (enc[n].codes for n in ("trace_id", "contract_id", "guarantee"))
     width_g = int(g.max()) + 1
     width_c = int(c.max()) + 1
     return (t * width_c + c) * width_g + g
