@@ -10,6 +10,8 @@ itself, not a copy, when it is in that order already.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -76,6 +78,10 @@ def report_order(table: pa.Table) -> pa.Table:
     """Violation rows in the order reports list them: (severity rank, unknown severities
     last; contract; trace; guarantee; step, no step first), stable. ``api.audit`` stores
     them so, and ``report.data.load`` finds them so (no copy) unless another writer did not.
+
+    Rows already in that order are found so by comparing neighbours (no sort); rows in the
+    engines' order (trace, contract, guarantee, step) need only a stable sort by severity
+    and contract, the rest of the order being theirs already.
     """
     if table.num_rows < 2:
         return table
@@ -85,14 +91,44 @@ def report_order(table: pa.Table) -> pa.Table:
     rank_of = pa.array(range(len(SEVERITIES)), pa.int64())
     at = pc.index_in(sev, value_set=pa.array(SEVERITIES, pa.string()))
     sev_rank = pc.fill_null(pc.take(rank_of, at), 9).to_numpy()
+    contract = ranks(table.column("contract_id"))
+    g = table.column("guarantee").to_numpy()
     seq = pc.fill_null(table.column("seq"), -1).to_numpy()
-    order = np.lexsort(
-        (
-            seq,
-            table.column("guarantee").to_numpy(),
-            ranks(table.column("trace_id")),
-            ranks(table.column("contract_id")),
-            sev_rank,
-        )
-    )
+    trace = table.column("trace_id")
+    if _ascending([sev_rank, contract], trace, [g, seq]):
+        return table
+    if _ascending([], trace, [contract, g, seq]):
+        order = np.argsort(sev_rank * (int(contract.max()) + 1) + contract, kind="stable")
+    else:
+        order = np.lexsort((seq, g, ranks(trace), contract, sev_rank))
     return _taken(table, order)
+
+
+def _ascending(
+    before: list[np.ndarray], text: pa.ChunkedArray | pa.Array, after: list[np.ndarray]
+) -> bool:
+    """Whether the rows are in ascending order of (``before``…, ``text``, ``after``…), each
+    row against the next: integer keys in NumPy, the plain text column (no null) as Arrow
+    compares strings, byte by byte, as it sorts them (``ranks``)."""
+    n = len(text)
+    if pa.types.is_dictionary(text.type) or text.null_count:
+        return False  # told by the sort instead
+    less = np.zeros(n - 1, dtype=bool)
+    same = np.ones(n - 1, dtype=bool)
+    a, b = text.slice(0, n - 1), text.slice(1)
+    keys: list[tuple[Any, Any]] = [(k[:-1] < k[1:], k[:-1] == k[1:]) for k in before]
+    keys.append((None, None))  # the text's place
+    keys += [(k[:-1] < k[1:], k[:-1] == k[1:]) for k in after]
+    for lt, eq in keys:
+        if lt is None:
+            lt = _bools(pc.less(a, b))
+            eq = _bools(pc.equal(a, b))
+        less |= same & lt
+        same &= eq
+        if not (less | same).all():  # a row after one it should precede
+            return False
+    return True
+
+
+def _bools(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
