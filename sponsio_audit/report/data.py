@@ -41,6 +41,12 @@ DECISION_RESULTS = ("blocked", "escalated", "warned", "redirected", "observed", 
 """The guard's results (``guard.strategies.ACTIONS``), in report column order."""
 DECISION_COLUMNS = (*DECISION_RESULTS, "other", "total")
 """Column headings of ``decision_cells``: ``other`` sums the results the guard does not name."""
+UNDECIDED = (
+    "SELECT trace_id, contract_id, guarantee, verdict, reason FROM verdicts "
+    "WHERE verdict IN ('unverifiable', 'skipped') ORDER BY contract_id, trace_id, guarantee"
+)
+"""The verdicts ``ReportData.undecided`` lists."""
+_UNDECIDED = {"unverifiable", "skipped"}
 MAX_TIMELINE_TRACES = 100
 MAX_TIMELINE_EVENTS = 500
 
@@ -158,13 +164,10 @@ def _rows(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _has(store: Store, table: str) -> bool:
-    row = (
-        store.con.cursor()
-        .execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table])
-        .fetchall()
-    )
-    return bool(row and row[0][0])
+def _tables(store: Store) -> set[str]:
+    """The names of the store's tables and views (one query for every ``_has`` of ``load``)."""
+    rows = store.con.cursor().execute("SELECT table_name FROM information_schema.tables")
+    return {name for (name,) in rows.fetchall()}
 
 
 def _blamed_count(viol: pa.Table) -> int:
@@ -190,10 +193,9 @@ def _per_contract(
         trace, _ = _coded(viol.column("trace_id"))
         blamed = pc.fill_null(viol.column("blamed"), False).to_numpy(zero_copy_only=False)
         width = int(trace.max()) + 1
-        pairs = np.unique(code * width + trace)
         columns = {
             "blamed_sum": np.bincount(code, weights=blamed.astype(np.int64), minlength=len(ids)),
-            "trace_id_count_distinct": np.bincount(pairs // width, minlength=len(ids)),
+            "trace_id_count_distinct": _distinct_per(code, trace, len(ids), width),
             "count_all": np.bincount(code, minlength=len(ids)),
         }
         for i, cid in enumerate(ids):
@@ -215,15 +217,27 @@ def _per_contract(
     return out
 
 
-def guard_decisions(store: Store) -> list[dict[str, Any]]:
+def _distinct_per(code: np.ndarray, other: np.ndarray, size: int, width: int) -> np.ndarray:
+    """Per code 0..size-1, how many distinct ``other`` codes (0..width-1) its rows hold: a
+    table of the pairs seen where it is small (no sort), else the sorted distinct pairs."""
+    pairs = code * width + other
+    if size * width > 8 * len(pairs) + 65536:
+        return np.bincount(np.unique(pairs) // width, minlength=size)
+    seen = np.zeros(size * width, dtype=bool)
+    seen[pairs] = True
+    return np.count_nonzero(seen.reshape(size, width), axis=1)
+
+
+def guard_decisions(store: Store, tables: set[str] | None = None) -> list[dict[str, Any]]:
     """The guard's recorded decisions counted per contract id × result.
 
     One row per contract id: ``contract_id`` (None for the calls no contract
     checked), ``results`` (every ``DECISION_RESULTS`` key, then any other
     recorded result in sorted order; a missing result counts as
-    ``"unknown"``) and ``total``. Sorted by contract id, None last.
+    ``"unknown"``) and ``total``. Sorted by contract id, None last. ``tables``: the store's
+    table names, when known already.
     """
-    if not _has(store, "decisions"):
+    if "decisions" not in (_tables(store) if tables is None else tables):
         return []
     grouped = _rows(store, "SELECT contract_id, result, count(*) AS n FROM decisions GROUP BY ALL")
     by_id: dict[str | None, dict[str, int]] = {}
@@ -264,8 +278,9 @@ def load(
     for ``bench/scan.py``'s 160k rows). ``totals``: the audit's own ``summary(store)``
     (``AuditResult.summary``), not asked of the store again (a dozen queries).
     """
+    tables = _tables(store)
     for name in ("verdicts", "violations", "contracts"):
-        if not _has(store, name):
+        if name not in tables:
             raise LookupError(f"the store holds no {name!r} table: run `scan --db FILE` first")
     files = _rows(store, "SELECT * FROM files ORDER BY file_id")
     skipped = _rows(
@@ -314,14 +329,11 @@ def load(
         if verdict_rows
         else [],
         counts_by_contract=by_contract,
-        guard_decisions=guard_decisions(store),
-        undecided=_rows(
-            store,
-            "SELECT trace_id, contract_id, guarantee, verdict, reason FROM verdicts "
-            "WHERE verdict IN ('unverifiable', 'skipped') "
-            "ORDER BY contract_id, trace_id, guarantee",
-        ),
-        provenance=_provenance(store),
+        guard_decisions=guard_decisions(store, tables),
+        undecided=_rows(store, UNDECIDED)
+        if any(set(c) & _UNDECIDED for c in by_contract.values())
+        else [],  # none counted: no scan of the verdicts for them
+        provenance=_provenance(store, tables),
         trace_files=_trace_files(store) if verdict_rows else {},
     )
 
@@ -334,8 +346,8 @@ def _with_paths(viol: pa.Table, files: list[dict[str, Any]]) -> pa.Table:
     return viol.append_column("path", pc.take(paths, at))
 
 
-def _provenance(store: Store) -> dict[str, Any]:
-    if not _has(store, "provenance"):
+def _provenance(store: Store, tables: set[str]) -> dict[str, Any]:
+    if "provenance" not in tables:
         return {}
     rows = _rows(store, "SELECT doc FROM provenance")
     doc: dict[str, Any] = json.loads(rows[0]["doc"]) if rows else {}
