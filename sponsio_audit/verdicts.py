@@ -94,7 +94,12 @@ e.g. ``F called(x)`` on a trace without tool calls) has one row with a null seq.
 def _lookup(contracts: Sequence[Contract], ids: pa.ChunkedArray, g: pa.ChunkedArray) -> dict:
     """Per-row guarantee text, severity and strategy, by Arrow takes over small tables."""
     keys = pa.array([c.id for c in contracts], type=pa.string())
-    ci = pc.index_in(ids, value_set=keys).to_numpy(zero_copy_only=False)
+    whole = ids.chunk(0) if isinstance(ids, pa.ChunkedArray) and ids.num_chunks == 1 else ids
+    if isinstance(whole, pa.DictionaryArray) and not whole.null_count:  # its values looked up
+        ci = pc.take(pc.index_in(whole.dictionary, value_set=keys), whole.indices)
+    else:
+        ci = pc.index_in(ids, value_set=keys)
+    ci = ci.to_numpy(zero_copy_only=False)
     base = np.cumsum([0] + [len(c.guarantees) for c in contracts])[:-1]
     texts = pa.array([gg.text for c in contracts for gg in c.guarantees], type=pa.string())
     gi = (base[ci.astype(np.int64)] + g.to_numpy().astype(np.int64)).astype(np.int32)
@@ -184,20 +189,21 @@ def build_tables(
         schema=VERDICT_SCHEMA,
     )
     bad_rows = nonzero(pc.equal(raw.column("verdict"), VIOLATED))
-    bad = raw.take(bad_rows)
-    if bad.num_rows == 0:
+    if len(bad_rows) == 0:
         return verdicts, VIOLATION_SCHEMA.empty_table()
     # offending rows, each violated verdict at least once (a null row when nothing to blame)
+    offending = pc.take(raw.column("offending_rows"), bad_rows)
     off = pc.if_else(
-        pc.fill_null(pc.greater(pc.list_value_length(bad.column("offending_rows")), 0), False),
-        bad.column("offending_rows"),
+        pc.fill_null(pc.greater(pc.list_value_length(offending), 0), False),
+        offending,
         pa.scalar([None], pa.list_(pa.int64())),
     )
     parent = pc.list_parent_indices(off)
     rows = pc.list_flatten(off)
-    v = bad.take(parent)
-    v = pa.table({n: _plain(v.column(n)) for n in v.column_names})  # strings: few rows
     at = pc.take(bad_rows, parent)  # each violation row's row in ``raw``
+    # the columns violations need, taken once; text columns stay dictionaries until the end
+    v = raw.select(["trace_id", "contract_id", "guarantee", "kind", "blame_row", "opened_row"])
+    v = v.take(at)
     binfo = {name: pc.take(col, at) for name, col in info.items()}
     seq = ev.take("seq", rows)
     tool = ev.take("tool", rows)
@@ -214,20 +220,17 @@ def build_tables(
         opened_seq,
         opened_tool,
     )
+    kind = pc.fill_null(_plain(v.column("kind")), GUARANTEE)  # strings: few rows
     violations = pa.table(
         {
-            "trace_id": v.column("trace_id"),
-            "contract_id": v.column("contract_id"),
+            "trace_id": _plain(v.column("trace_id")),
+            "contract_id": _plain(v.column("contract_id")),
             "guarantee": v.column("guarantee"),
             "guarantee_text": binfo["guarantee_text"],
-            "kind": pc.fill_null(v.column("kind"), GUARANTEE),
+            "kind": kind,
             # an assumption violation says the environment broke its promise: always low
             # (SEMANTICS.md §4.2), so an assumption gate never fails a CI job by itself
-            "severity": pc.if_else(
-                pc.equal(pc.fill_null(v.column("kind"), GUARANTEE), ASSUMPTION),
-                "low",
-                binfo["severity"],
-            ),
+            "severity": pc.if_else(pc.equal(kind, ASSUMPTION), "low", binfo["severity"]),
             "strategy": binfo["strategy"],
             "seq": seq,
             "blamed": pc.fill_null(pc.equal(rows, v.column("blame_row")), True),
@@ -252,8 +255,8 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
 
     ``describe`` runs once per distinct (contract, guarantee, kind, tool, opened
     step, opened tool) with a marker where the step goes; the step numbers are
-    then joined in with Arrow, since violations can number in the hundreds of
-    thousands.
+    then joined in with Arrow, once per distinct sentence, since violations can number
+    in the hundreds of thousands.
     """
     cid, g, kind, seq, tool, opened_seq, opened_tool = cols
     keyed = (cid, g, kind, tool, opened_seq, opened_tool)
@@ -275,14 +278,21 @@ def _evidence(by_id: dict[str, Contract], *cols: pa.ChunkedArray | pa.Array) -> 
         suffix.append(tail)
         has_step.append(bool(found))
     idx = pa.array(group)
+    # each distinct (template, step) sentence written once, then taken for its rows
+    sentence, first = group_rows([idx, seq])
+    template = idx.take(first)
     step = pc.if_else(
-        pa.array(has_step, pa.bool_()).take(idx),
-        pc.fill_null(pc.cast(seq, pa.string()), "?"),
+        pa.array(has_step, pa.bool_()).take(template),
+        pc.fill_null(pc.cast(pc.take(seq, first), pa.string()), "?"),
         "",
     )
-    out = pc.binary_join_element_wise(
-        pa.array(prefix, pa.string()).take(idx), step, pa.array(suffix, pa.string()).take(idx), ""
+    texts = pc.binary_join_element_wise(
+        pa.array(prefix, pa.string()).take(template),
+        step,
+        pa.array(suffix, pa.string()).take(template),
+        "",
     )
+    out = pc.take(texts, pa.array(sentence))
     # one array (``pa.array`` of a chunked one would convert every sentence through Python)
     return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
 

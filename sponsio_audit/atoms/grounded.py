@@ -27,8 +27,10 @@ def ground_contracts(g: Grounding, contracts: Sequence[Contract], threads: int =
     On several, the event types (and the tool names, when an atom names a tool) are
     encoded first, one column per thread, as nearly every atom reads them.
     """
-    cols: ViewColumns = {view_types(c): {} for c in contracts}
-    todo = list(dict.fromkeys((a, view_types(c)) for c in contracts for a in c.atoms()))
+    views = [view_types(c) for c in contracts]  # once per contract, not per atom
+    cols: ViewColumns = {ts: {} for ts in views}
+    pairs = zip(contracts, views, strict=True)
+    todo = list(dict.fromkeys((a, ts) for c, ts in pairs for a in c.atoms()))
     if threads > 1 and todo:
         first = ["type"]
         if any(p.name == "t" for a, _ in todo for p in spec_of(a.name, a.args).params):
