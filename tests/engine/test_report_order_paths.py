@@ -9,10 +9,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sponsio_audit import row_order
 from sponsio_audit.report import data as report_data
 from sponsio_audit.row_order import report_order
 from sponsio_audit.verdicts import VIOLATION_SCHEMA
@@ -103,3 +105,22 @@ def test_report_order_from_the_orders_it_meets(
     table = _table(dicts, cuts)
     got = report_order(table).column("span_id").to_pylist()
     assert got == [v["span_id"] for v in sorted(dicts, key=_rank)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(ROWS, st.lists(st.integers(1, 30), max_size=3))
+def test_columns_taken_on_two_threads_are_the_rows_taken_at_once(
+    rows: list[tuple[Any, ...]], cuts: list[int]
+) -> None:
+    """``_taken`` of a large table (here any: ``PARALLEL_ROWS`` lowered) splits its columns
+    between two threads; the table is the one ``Table.take`` gives."""
+    table = _table(_dicts(rows), cuts)
+    order = np.random.default_rng(len(rows)).permutation(table.num_rows)
+    default = row_order.PARALLEL_ROWS
+    row_order.PARALLEL_ROWS = 1
+    try:
+        got = row_order._taken(table, order)
+    finally:
+        row_order.PARALLEL_ROWS = default
+    assert got.schema == table.schema
+    assert got.to_pylist() == table.take(pa.array(order, pa.int64())).to_pylist()
