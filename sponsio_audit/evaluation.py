@@ -21,9 +21,12 @@ What it accepts, and what it refuses rather than judge wrongly:
 
 from __future__ import annotations
 
+import contextvars
+import queue
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +39,7 @@ from sponsio_audit.trace_batches import WHOLE_TRACE_ROWS, whole_traces
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
 
 ENGINES = ("columnar", "reference")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -95,14 +99,21 @@ def normalised(events: pa.Table | pa.RecordBatch) -> pa.Table:
     return table
 
 
-def _runs(trace_ids: pa.ChunkedArray) -> tuple[np.ndarray, int]:
-    """Start row of every run of equal trace ids, and the number of distinct ids."""
+def _starts(trace_ids: pa.ChunkedArray) -> np.ndarray:
+    """Start row of every run of equal trace ids."""
     n = len(trace_ids)
     new = np.ones(n, dtype=bool)
     if n > 1:
         diff = pc.not_equal(trace_ids.slice(1), trace_ids.slice(0, n - 1))
         new[1:] = np.asarray(diff.to_numpy(zero_copy_only=False), dtype=bool)
-    return np.flatnonzero(new), len(pc.unique(trace_ids))
+    return np.flatnonzero(new)
+
+
+def _runs(trace_ids: pa.ChunkedArray) -> tuple[np.ndarray, int]:
+    """Start row of every run of equal trace ids, and the number of distinct ids (those of
+    the runs' first rows: every id starts a run)."""
+    starts = _starts(trace_ids)
+    return starts, len(pc.unique(trace_ids.take(pa.array(starts))))
 
 
 def _steps_ok(seq: np.ndarray, starts: np.ndarray, n: int) -> bool:
@@ -170,7 +181,8 @@ def _chunks(reader: pa.RecordBatchReader, rows: int) -> Iterator[pa.Table]:
     batches = (normalised(b).combine_chunks().to_batches()[0] for b in reader if b.num_rows)
     for table in whole_traces(batches, "trace_id", rows):
         table = ordered(table, may_sort=False)
-        ids = pc.unique(table.column("trace_id")).to_pylist()
+        column = table.column("trace_id")  # one run per trace now: its first rows' ids
+        ids = column.take(pa.array(_starts(column))).to_pylist() if table.num_rows else []
         if not seen.isdisjoint(ids):
             again = next(t for t in ids if t in seen)
             raise ValueError(
@@ -194,15 +206,84 @@ def evaluations(
         raise ValueError(f"unknown engine {engine!r} ({' or '.join(ENGINES)})")
     perms = permissions_of(config)
     contracts = tuple(config.contracts)
-    if isinstance(events, pa.RecordBatchReader):
-        tables: Iterator[pa.Table] = _chunks(events, rows)
+    if isinstance(events, pa.RecordBatchReader):  # the next table read while one is judged
+        tables: Iterator[pa.Table] = read_ahead(_chunks(events, rows))
     elif isinstance(events, (pa.Table, pa.RecordBatch)):
         tables = iter([ordered(normalised(events), may_sort=True)])
     else:
         raise TypeError(f"events must be a pyarrow Table or RecordBatchReader, not {events!r}")
-    for table in tables:
-        if table.num_rows:
-            yield _tables(table, contracts, perms, engine, threads)
+    try:
+        for table in tables:
+            if table.num_rows:
+                yield _tables(table, contracts, perms, engine, threads)
+    finally:  # the reading thread stopped: the caller may close the stream's cursor
+        close = getattr(tables, "close", None)
+        if close is not None:
+            close()
+
+
+_END = object()
+_WAIT = 0.05
+"""Seconds between two looks at the stop flag while the next table waits to be taken."""
+
+
+def read_ahead(items: Iterator[T]) -> Iterator[T]:
+    """``items``, each made on a thread of its own while the caller works on the one before.
+
+    ``evaluate`` reads a stream (a DuckDB cursor) in tables of whole traces: reading the
+    next (the store's scan, Arrow checks and casts, mostly outside the GIL) runs beside the
+    judging of this one. One item at most waits; an exception of ``items`` is raised where
+    its item would have come; once the iterator ends, fails or is closed, the thread has
+    stopped and let go of the stream.
+    """
+    box: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(entry: tuple[bool, object]) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(entry, timeout=_WAIT)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((True, _END))
+        except BaseException as e:  # raised in the caller, where the item would have come
+            put((False, e))
+
+    context = contextvars.copy_context()
+    reader = threading.Thread(target=context.run, args=(run,), name="sponsio-read", daemon=True)
+    reader.start()
+    return _taken(box, stop, reader, items)
+
+
+def _taken(
+    box: queue.Queue[tuple[bool, object]],
+    stop: threading.Event,
+    reader: threading.Thread,
+    items: Iterator[T],
+) -> Iterator[T]:
+    try:
+        while True:
+            ok, got = box.get()
+            if not ok:
+                assert isinstance(got, BaseException)
+                raise got
+            if got is _END:
+                return
+            yield got  # type: ignore[misc]
+    finally:
+        stop.set()
+        reader.join()
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def evaluate(
