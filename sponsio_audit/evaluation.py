@@ -273,8 +273,12 @@ def _taken(
         while True:
             ok, got = box.get()
             if not ok:
-                assert isinstance(got, BaseException)
-                raise got
+                error, got = got, None
+                assert isinstance(error, BaseException)
+                try:
+                    raise error
+                finally:  # no cycle through this frame: its traceback (the stream's frames,
+                    del error  # a cursor's result) is let go as soon as the caller is done
             if got is _END:
                 return
             yield got  # type: ignore[misc]

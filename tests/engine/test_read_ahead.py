@@ -78,3 +78,33 @@ def test_an_error_of_the_caller_stops_the_reader() -> None:
         caller()
     assert closed.is_set()
     assert not _readers()
+
+
+def test_an_error_keeps_no_frame_of_the_source_alive() -> None:
+    """The error of the source, once handled, lets go of the source's frames at once (no
+    reference cycle left for the collector): a DuckDB cursor's result held there would
+    otherwise keep its transaction open (a store's CHECKPOINT then fails)."""
+    import gc
+    import weakref
+
+    class Held:
+        pass
+
+    seen: list[weakref.ref[Held]] = []
+
+    def source() -> Iterator[int]:
+        held = Held()
+        seen.append(weakref.ref(held))
+        yield 1
+        raise ValueError("unordered")
+
+    gc.disable()
+    try:
+        try:
+            for _ in read_ahead(source()):
+                pass
+        except ValueError:
+            pass
+        assert seen[0]() is None
+    finally:
+        gc.enable()
