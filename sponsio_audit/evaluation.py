@@ -25,6 +25,7 @@ import contextvars
 import queue
 import threading
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -35,6 +36,7 @@ import pyarrow.compute as pc
 from sponsio_audit.engine import columnar_raw, reference_raw
 from sponsio_audit.event import EVENT_SCHEMA, OPTIONAL_COLUMNS
 from sponsio_audit.ltl.contract import Contract
+from sponsio_audit.threads import background
 from sponsio_audit.trace_batches import WHOLE_TRACE_ROWS, whole_traces
 from sponsio_audit.verdicts import VERDICT_SCHEMA, VIOLATION_SCHEMA, build_tables
 
@@ -160,13 +162,13 @@ def ordered(table: pa.Table, *, may_sort: bool) -> pa.Table:
     return table
 
 
-def _tables(
-    events: pa.Table, contracts: tuple, perms: dict, engine: str, threads: int
-) -> AuditTables:
+def _raw(events: pa.Table, contracts: tuple, perms: dict, engine: str, threads: int) -> pa.Table:
     if engine == "reference":
-        raw = reference_raw(events, contracts, perms)
-    else:
-        raw = columnar_raw(events, contracts, perms, threads)
+        return reference_raw(events, contracts, perms)
+    return columnar_raw(events, contracts, perms, threads)
+
+
+def _built(raw: pa.Table, events: pa.Table, contracts: tuple) -> AuditTables:
     verdicts, violations = build_tables(raw, events, contracts)
     del raw
     # hand the freed work memory of this table back to the system before the next: the
@@ -212,11 +214,33 @@ def evaluations(
         tables = iter([ordered(normalised(events), may_sort=True)])
     else:
         raise TypeError(f"events must be a pyarrow Table or RecordBatchReader, not {events!r}")
+    pending: Future[AuditTables] | None = None  # the table before, being built
+    built: Future[AuditTables] | None = None  # this one
     try:
-        for table in tables:
-            if table.num_rows:
-                yield _tables(table, contracts, perms, engine, threads)
-    finally:  # the reading thread stopped: the caller may close the stream's cursor
+        while True:
+            try:  # the next table, judged
+                table = next(tables, None)
+                if table is None:
+                    break
+                if not table.num_rows:
+                    continue
+                raw = _raw(table, contracts, perms, engine, threads)
+            except BaseException:
+                if pending is not None:
+                    pending.result()  # the error of the table before first, as in turn
+                raise
+            # built on a thread of its own while the next table is judged
+            built = background("build", _built, raw, table, contracts)
+            del raw
+            if pending is not None:
+                yield pending.result()
+            pending, built = built, None
+        if pending is not None:
+            yield pending.result()
+            pending = None
+    finally:  # no thread left: the caller may close the stream's cursor
+        wait([f for f in (pending, built) if f is not None])
+        pending = built = None  # no cycle from an error's traceback through the futures
         close = getattr(tables, "close", None)
         if close is not None:
             close()
