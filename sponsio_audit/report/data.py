@@ -21,6 +21,7 @@ triple are its further offending events.
 from __future__ import annotations
 
 import json
+from concurrent.futures import wait
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -33,6 +34,7 @@ from sponsio_audit.api import Summary, summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.row_order import report_order
+from sponsio_audit.threads import background
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -41,6 +43,8 @@ DECISION_RESULTS = ("blocked", "escalated", "warned", "redirected", "observed", 
 """The guard's results (``guard.strategies.ACTIONS``), in report column order."""
 DECISION_COLUMNS = (*DECISION_RESULTS, "other", "total")
 """Column headings of ``decision_cells``: ``other`` sums the results the guard does not name."""
+GROUPED = "SELECT contract_id, verdict, count(*) AS n FROM verdicts GROUP BY ALL"
+"""The verdicts counted per contract (``ReportData.counts_by_contract``)."""
 UNDECIDED = (
     "SELECT trace_id, contract_id, guarantee, verdict, reason FROM verdicts "
     "WHERE verdict IN ('unverifiable', 'skipped') ORDER BY contract_id, trace_id, guarantee"
@@ -282,22 +286,26 @@ def load(
     for name in ("verdicts", "violations", "contracts"):
         if name not in tables:
             raise LookupError(f"the store holds no {name!r} table: run `scan --db FILE` first")
-    files = _rows(store, "SELECT * FROM files ORDER BY file_id")
-    skipped = _rows(
-        store,
-        "SELECT s.file_id, f.path, s.record, s.reason FROM skipped s "
-        "LEFT JOIN files f USING (file_id) ORDER BY s.file_id, s.record",
-    )
-    contracts = _rows(store, "SELECT * FROM contracts ORDER BY id")
-    grouped = _rows(store, "SELECT contract_id, verdict, count(*) AS n FROM verdicts GROUP BY ALL")
+    # the verdicts counted by DuckDB (outside the GIL) while the violations are made ready
+    grouping = background("counts", _rows, store, GROUPED)
+    try:
+        files = _rows(store, "SELECT * FROM files ORDER BY file_id")
+        skipped = _rows(
+            store,
+            "SELECT s.file_id, f.path, s.record, s.reason FROM skipped s "
+            "LEFT JOIN files f USING (file_id) ORDER BY s.file_id, s.record",
+        )
+        contracts = _rows(store, "SELECT * FROM contracts ORDER BY id")
+        if violations is None:
+            stored = arrow(store, "SELECT * FROM violations")
+        else:  # the stored table's own types (plain strings where the engine has dictionaries)
+            stored = violations.cast(arrow(store, "SELECT * FROM violations LIMIT 0").schema)
+        viol = report_order(_with_paths(stored, files))
+    finally:
+        wait([grouping])  # no query left running on the store
     by_contract: dict[str, dict[str, int]] = {}
-    for g in grouped:
+    for g in grouping.result():
         by_contract.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
-    if violations is None:
-        stored = arrow(store, "SELECT * FROM violations")
-    else:  # the stored table's own types (plain strings where the engine has dictionaries)
-        stored = violations.cast(arrow(store, "SELECT * FROM violations LIMIT 0").schema)
-    viol = report_order(_with_paths(stored, files))
     total = summary(store) if totals is None else totals
     counted = {
         "files": total.files,
