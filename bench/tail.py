@@ -4,7 +4,9 @@ Ingests a file once into an in-memory store, then runs what ``cli.scan._run`` ru
 ingest ``--repeat`` times: ``api.audit`` on the store (its ``evaluate``, ``replace_tables``,
 ``save_provenance`` and ``summary`` timed apart), ``report.data.load``,
 ``report.baseline.with_matches`` and ``cli.outputs.write`` of the JSON report over an
-existing file. Imports whichever ``sponsio_audit`` the interpreter finds (for A/B runs).
+existing file. CPU is the process's (every thread), "main thread" the caller's own: the
+serial part where another core is free. Imports whichever ``sponsio_audit`` the
+interpreter finds (for A/B runs).
 
     python bench/tail.py /tmp/b/spans_200000.jsonl /tmp/b/sponsio.yaml /tmp/out.json
 """
@@ -26,16 +28,18 @@ from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.report import baseline
 from sponsio_audit.report import data as report_data
 
-TIMES: dict[str, list[tuple[float, float]]] = {}
+TIMES: dict[str, list[tuple[float, float, float]]] = {}
 
 
 def _timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*a: Any, **kw: Any) -> Any:
-        t, c = time.perf_counter(), time.process_time()
+        t, c, m = time.perf_counter(), time.process_time(), time.thread_time()
         try:
             return fn(*a, **kw)
         finally:
-            TIMES.setdefault(name, []).append((time.perf_counter() - t, time.process_time() - c))
+            TIMES.setdefault(name, []).append(
+                (time.perf_counter() - t, time.process_time() - c, time.thread_time() - m)
+            )
 
     return run
 
@@ -66,12 +70,11 @@ def main() -> None:
         data = load(store, timelines=False, violations=result.violations, totals=result.summary)
         data = matches(store, data)
         write(data, target, quiet=True)
-        TIMES.setdefault("tail", []).append((time.perf_counter() - t, 0.0))
+        TIMES.setdefault("tail", []).append((time.perf_counter() - t, 0.0, 0.0))
         del result, data
     for name, runs in TIMES.items():
-        wall = statistics.median(w for w, _ in runs)
-        cpu = statistics.median(c for _, c in runs)
-        print(f"{name:16s} wall {wall * 1000:7.1f} ms  cpu {cpu * 1000:7.1f} ms  (n={len(runs)})")
+        wall, cpu, main = (statistics.median(r[k] for r in runs) * 1000 for k in range(3))
+        print(f"{name:16s} wall {wall:7.1f} ms  cpu {cpu:7.1f} ms  main thread {main:7.1f} ms")
 
 
 if __name__ == "__main__":
