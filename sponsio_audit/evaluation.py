@@ -325,7 +325,9 @@ def evaluate(
     """Verdicts and violations of ``config``'s contracts over ``events`` (module doc).
 
     A stream is evaluated ``rows`` rows of whole traces at a time, so the work
-    memory is bounded by ``rows`` and the largest trace. The columnar engine grounds
+    memory is bounded by ``rows`` and the largest trace (four such tables at most: one
+    waiting and one being read ahead, this one judged, the one before being built). The
+    columnar engine grounds
     and judges each table on ``threads`` threads (0: the CPUs this process may use, at
     most four, for tables of ``threads.MIN_ROWS`` events or more, else one); the result
     is the same for any number.
