@@ -283,16 +283,7 @@ def read_ahead(items: Iterator[T]) -> Iterator[T]:
 
     context = contextvars.copy_context()
     reader = threading.Thread(target=context.run, args=(run,), name="sponsio-read", daemon=True)
-    reader.start()
-    return _taken(box, stop, reader, items)
-
-
-def _taken(
-    box: queue.Queue[tuple[bool, object]],
-    stop: threading.Event,
-    reader: threading.Thread,
-    items: Iterator[T],
-) -> Iterator[T]:
+    reader.start()  # when the first item is asked for: an iterator never begun starts none
     try:
         while True:
             ok, got = box.get()

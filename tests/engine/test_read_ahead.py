@@ -108,3 +108,10 @@ def test_an_error_keeps_no_frame_of_the_source_alive() -> None:
         assert seen[0]() is None
     finally:
         gc.enable()
+
+
+def test_an_iterator_never_begun_starts_no_reader() -> None:
+    items = read_ahead(iter(range(5)))
+    assert not _readers()
+    items.close()  # type: ignore[attr-defined]
+    assert not _readers()
