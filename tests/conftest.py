@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -25,3 +27,18 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"{SHARED} not found: the shared folder must sit beside the repository")
     return SHARED
+
+
+def arrow_of(con: Any, sql: str, params: Any = None) -> pa.Table:
+    """A query's result as one Arrow table, whatever DuckDB version answers (2.0: a reader)."""
+    table = con.sql(sql, params=params).arrow()
+    return table.read_all() if isinstance(table, pa.RecordBatchReader) else table
+
+
+def fetched(con: Any, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    """``con.execute(sql).fetchall()`` read through Arrow: DuckDB before 2.0 needs pytz (no
+    dependency of ours) to hand a TIMESTAMPTZ value (``decisions.ts``) to Python itself."""
+    table = arrow_of(con, sql, params)
+    if not table.num_columns:
+        return []
+    return list(zip(*(c.to_pylist() for c in table.columns), strict=True))

@@ -13,6 +13,7 @@ import pytest
 
 from sponsio_audit.ingest import Store, ingest
 from sponsio_audit.ingest.store import prompt_sql
+from tests.conftest import arrow_of
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -80,9 +81,7 @@ def load(*paths: str | Path, group_by: str = "trace", db: Path | None = None) ->
 
 def rows(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
     """Query result as dicts."""
-    cur = store.con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    return arrow_of(store.con, sql, params).to_pylist()
 
 
 def events(store: Store) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sponsio_audit.ingest import Store, ingest, trace_tables
+from tests.conftest import fetched
 
 from .conftest import FIXTURES
 
@@ -15,7 +16,7 @@ TABLES = ("events", "decisions", "traces", "span_facts", "spans")
 def _tables(group_by: str) -> dict[str, list[tuple]]:
     store = Store.open(None)
     ingest([FIXTURES / "otel", FIXTURES / "instrumented"], store, group_by=group_by)
-    return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in TABLES}
+    return {t: fetched(store.con, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES}
 
 
 @pytest.mark.parametrize("group_by", ["trace", "conversation"])

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sponsio_audit.ingest import Store, chunks, files, ingest, pipeline
 from sponsio_audit.ingest.line_ranges import LineIndex
 from sponsio_audit.ingest.tables import TABLES
+from tests.conftest import fetched
 
 from .conftest import FIXTURES
 
@@ -57,7 +58,7 @@ def test_hash_beside_is_the_files_sha256(tmp_path: Path, monkeypatch: pytest.Mon
 
 def _tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every table's rows in insertion order."""
-    return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in TABLES}
+    return {t: fetched(store.con, f"SELECT * FROM {t} ORDER BY rowid") for t in TABLES}
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -24,6 +24,7 @@ import pytest
 
 from sponsio_audit.ingest import Store, chunks, ingest, workers
 from sponsio_audit.ingest.workers import AUTO_BYTES, Workers, cpus, resolve_jobs
+from tests.conftest import fetched
 
 from .conftest import FIXTURES, OTEL, split_trace
 
@@ -63,7 +64,7 @@ def _tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
             sql = f"SELECT {cols} FROM skipped s JOIN files f USING (file_id) ORDER BY ALL"
         else:
             sql = f"SELECT {cols} FROM {name} ORDER BY ALL"
-        out[name] = store.con.execute(sql).fetchall()
+        out[name] = fetched(store.con, sql)
     return out
 
 

@@ -28,6 +28,7 @@ from sponsio_audit.ingest.limits import Limits
 from sponsio_audit.ingest.line_ranges import LineIndex, range_records
 from sponsio_audit.ingest.sniff import raw_lines
 from sponsio_audit.ingest.tables import TABLES
+from tests.conftest import fetched
 
 from .conftest import OTEL, make_otel, split_trace
 
@@ -62,7 +63,7 @@ def _kept(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _all(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every table in insertion order (no ORDER BY)."""
-    return {t: store.con.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES}
+    return {t: fetched(store.con, f"SELECT * FROM {t}") for t in TABLES}
 
 
 def _run(paths: list[Path], limits: Limits | None = None) -> tuple[Any, dict[str, Any]]:
