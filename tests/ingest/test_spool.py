@@ -71,7 +71,8 @@ def _fails_at_three(n: int) -> pa.RecordBatch:
 def _spool_dirs() -> set[str]:
     base = spool.SHM if os.path.isdir(spool.SHM) else None
     root = Path(base) if base else Path(tempfile.gettempdir())
-    return {p.name for p in root.glob("sponsio-audit-*")}
+    # this process's own (the pid is in the name): other runs on the machine make theirs
+    return {p.name for p in root.glob(f"{spool.PREFIX}{os.getpid()}-*")}
 
 
 def test_workers_results_are_the_workers_and_the_spool_is_removed_after() -> None:
