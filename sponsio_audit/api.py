@@ -265,7 +265,8 @@ def audit(
         )
         files = getattr(contracts, "files", ())
         prov = save_provenance(store, cs, files, started, sources, command, told)
-        return AuditResult(store, cs, verdicts, violations, summary(store), prov, tuple(sources))
+        totals = summary(store, (verdicts, violations))
+        return AuditResult(store, cs, verdicts, violations, totals, prov, tuple(sources))
     except BaseException:
         if store is not source:
             store.close()
@@ -380,8 +381,10 @@ def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
 
 
-def summary(store: Store) -> Summary:
-    """The totals of the audit stored in ``store`` (after ``audit``), read from its tables."""
+def summary(store: Store, audited: tuple[pa.Table, pa.Table] | None = None) -> Summary:
+    """The totals of the audit stored in ``store`` (after ``audit``), read from its tables;
+    the verdict and violation counts from ``audited`` (the verdicts and violations just
+    stored, as Arrow: counted without three GROUP BY queries over the stored rows)."""
 
     def scalar(sql: str) -> int:
         rows = store.con.cursor().execute(sql).fetchall()  # own cursor, as in ``replace_tables``
@@ -393,6 +396,24 @@ def summary(store: Store) -> Summary:
             out[str(key)] = int(n)
         return out
 
+    if audited is None:
+        verdicts = counts(
+            "SELECT verdict, count(*) FROM verdicts GROUP BY ALL ORDER BY 1", VERDICTS
+        )
+        kinds = counts(
+            "SELECT kind, count(*) FROM verdicts WHERE verdict = 'violated' GROUP BY ALL "
+            "ORDER BY 1",
+            KINDS,
+        )
+        severities = counts(
+            "SELECT severity, count(*) FROM violations WHERE blamed GROUP BY ALL ORDER BY 1",
+            SEVERITIES,
+        )
+    else:
+        v, w = audited
+        verdicts = _counted(v.column("verdict"), VERDICTS)
+        kinds = _counted(v.column("kind").filter(pc.equal(v.column("verdict"), "violated")), KINDS)
+        severities = _counted(w.column("severity").filter(w.column("blamed")), SEVERITIES)
     return Summary(
         files=scalar("SELECT count(*) FROM files"),
         records=scalar("SELECT coalesce(sum(records), 0) FROM files"),
@@ -401,19 +422,26 @@ def summary(store: Store) -> Summary:
         skipped=scalar("SELECT count(*) FROM skipped"),
         traces=scalar(TRACES),
         contracts=scalar("SELECT count(*) FROM contracts"),
-        verdicts=counts("SELECT verdict, count(*) FROM verdicts GROUP BY ALL ORDER BY 1", VERDICTS),
-        violations_by_kind=counts(
-            "SELECT kind, count(*) FROM verdicts WHERE verdict = 'violated' GROUP BY ALL "
-            "ORDER BY 1",
-            KINDS,
-        ),
-        violations_by_severity=counts(
-            "SELECT severity, count(*) FROM violations WHERE blamed GROUP BY ALL ORDER BY 1",
-            SEVERITIES,
-        ),
+        verdicts=verdicts,
+        violations_by_kind=kinds,
+        violations_by_severity=severities,
         skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
         regex_timeouts=_regex_timeouts(store),
     )
+
+
+def _counted(column: pa.ChunkedArray, order: Sequence[str]) -> dict[str, int]:
+    """How often each value occurs, ``order``'s values first (0 when absent), then the others
+    sorted as SQL's ``ORDER BY`` sorts them (a null last, as ``'None'``)."""
+    out = dict.fromkeys(order, 0)
+    found = pc.value_counts(column).to_pylist() if len(column) else []
+    for key, n in sorted(((r["values"], r["counts"]) for r in found), key=_sql_order):
+        out[str(key)] = int(n)
+    return out
+
+
+def _sql_order(item: tuple[Any, int]) -> tuple[bool, str]:
+    return (item[0] is None, "" if item[0] is None else str(item[0]))
 
 
 def _regex_timeouts(store: Store) -> int:

@@ -46,3 +46,19 @@ def test_a_library_audit_can_be_reported_from_its_store(tmp_path: Path) -> None:
         assert data.totals[key] == getattr(stored, key), key
     skipped = sum(1 for c in cfg.contracts for g in c.guarantees if g.skipped is not None)
     assert stored.skipped_clauses == skipped
+
+
+def test_totals_counted_in_arrow_are_the_stored_ones(tmp_path: Path) -> None:
+    """``audit``'s summary counts verdicts, kinds and severities on the tables it just stored
+    (Arrow); read back from the store they are the same, on corpora with every verdict."""
+    hand = REPO / "fixtures" / "handwritten"
+    for traces, config in (
+        (DEMO / "traces", DEMO / "sponsio.yaml"),
+        (hand / "traces", hand / "sponsio.yaml"),
+    ):
+        result = audit([traces], load_config([config]))
+        try:
+            assert result.summary == summary(result.store)
+            assert sum(result.summary.verdicts.values()) == result.verdicts.num_rows
+        finally:
+            result.store.close()
