@@ -251,17 +251,16 @@ def spans(line: bytes, cols: Columns) -> bool:
 
 _MISS = object()
 _HEX = "0123456789abcdefABCDEF"
+_HEX_LINES = _HEX + "\n"
 
 
 def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
+    """Append the request's spans to ``cols`` scope by scope, column by column (a list
+    comprehension per field and a check over the column, not a loop appending to twelve
+    lists per span: 0.2-0.3 µs per span less); False when a trace id is no id."""
     c = cols.cols
-    tids, sids, pids, names = c["trace_id"], c["span_id"], c["parent_span_id"], c["name"]
-    kinds, starts, ends, statuses = c["kind"], c["start_ns"], c["end_ns"], c["status"]
-    services, scopes, resources = c["service"], c["scope"], c["resource"]
-    out, event_attrs = cols.attrs, cols.event_attrs
+    out = cols.attrs
     memo: dict[Any, Any] = {None: None}  # span id → norm_id(id), for this request's parents
-    last_raw: Any = _MISS
-    trace_id: str | None = None
     for rs in rss:
         res = rs.resource
         rattrs = _attrs(res.attributes) if res is not None else {}
@@ -280,48 +279,119 @@ def _walk(rss: list[ResourceSpans], cols: Columns) -> bool:
             sps = ss.spans
             if not sps:
                 continue
-            for sp in sps:
-                if (v := sp.trace_id) != last_raw:  # a request's spans come trace by trace
-                    last_raw, trace_id = v, norm_id(v)
-                    if trace_id is None:
-                        return False  # the general path names the reason
-                tids.append(trace_id)
-                v = sp.span_id
-                span_id: Any
-                if type(v) is str and v and not v.strip(_HEX):  # ``norm_id`` of hex, inline
-                    span_id = memo[v] = v.lower()
-                else:
-                    span_id = memo.get(v, _MISS)
-                    if span_id is _MISS:
-                        span_id = memo[v] = norm_id(v)
-                sids.append(span_id)
-                parent_id = memo.get(v := sp.parent_span_id, _MISS)
-                if parent_id is _MISS:
-                    parent_id = memo[v] = norm_id(v)
-                pids.append(parent_id)
-                name = sp.name
-                names.append("" if name is None else name if len(name) <= MAX_STR else cut(name))
-                kind = sp.kind
-                kinds.append(
-                    KINDS[kind]
-                    if type(kind) is int and 0 <= kind < 6
-                    else _enum_of(kind, _KIND_NAMES, KINDS)
-                )
-                starts.append(_int(sp.start_time_unix_nano))
-                ends.append(_int(sp.end_time_unix_nano))
-                st = sp.status
-                if st is None:
-                    statuses.append(STATUS[0])
-                elif not st.message and type(code := st.code) is int and 0 <= code < 3:
-                    statuses.append(STATUS[code])
-                else:
-                    statuses.append(_status(st))
-                attrs = _attrs(sp.attributes)
-                out.append(attrs)
+            tids = _trace_ids([sp.trace_id for sp in sps])
+            if tids is None:
+                return False  # the general path names the reason
+            c["trace_id"].extend(tids)
+            sids = _span_ids([sp.span_id for sp in sps], memo)
+            c["span_id"].extend(sids)
+            c["parent_span_id"].extend(_parent_ids([sp.parent_span_id for sp in sps], memo))
+            c["name"].extend(_names([sp.name for sp in sps]))
+            c["kind"].extend(_kinds([sp.kind for sp in sps]))
+            c["start_ns"].extend(_ints([sp.start_time_unix_nano for sp in sps]))
+            c["end_ns"].extend(_ints([sp.end_time_unix_nano for sp in sps]))
+            c["status"].extend(_statuses([sp.status for sp in sps]))
+            base = len(out)
+            out.extend([_attrs(sp.attributes) for sp in sps])
+            for i, sp in enumerate(sps):
                 if sp.events and (ev := _event_attrs(sp.events)):
-                    event_attrs[len(out) - 1] = {**ev, **attrs}
+                    cols.event_attrs[base + i] = {**ev, **out[base + i]}
             n = len(sps)
-            services.extend([service] * n)
-            scopes.extend([scope] * n)
-            resources.extend([rjson] * n)
+            c["service"].extend([service] * n)
+            c["scope"].extend([scope] * n)
+            c["resource"].extend([rjson] * n)
     return True
+
+
+def _trace_ids(raw: list[Any]) -> list[Any] | None:
+    """``norm_id`` of each trace id (a request's spans come trace by trace: each distinct id
+    read once); None when one is no id."""
+    ids = {v: norm_id(v) for v in set(raw)}
+    if None in ids.values():
+        return None
+    return list(map(ids.__getitem__, raw))
+
+
+def _span_ids(raw: list[Any], memo: dict[Any, Any]) -> list[Any]:
+    """``norm_id`` of each span id, remembered in ``memo`` (raw → read) for the parents.
+
+    Usually all are hex: one check and one ``lower`` over the ids joined by newlines
+    (a newline is no hex digit, so an id holding one leaves the split a part longer)."""
+    try:
+        joined = "\n".join(raw)
+    except TypeError:  # not all strings
+        pass
+    else:
+        if joined and not joined.strip(_HEX_LINES) and "\n\n" not in joined:
+            low = joined.lower().split("\n")
+            if len(low) == len(raw) and low[0] and low[-1]:
+                memo.update(zip(raw, low, strict=True))
+                return low
+    out = []
+    for v in raw:
+        r = memo.get(v, _MISS)
+        if r is _MISS:
+            r = memo[v] = norm_id(v)
+        out.append(r)
+    return out
+
+
+def _parent_ids(raw: list[Any], memo: dict[Any, Any]) -> list[Any]:
+    """``norm_id`` of each parent span id, most of them read already as a span id (``memo``)."""
+    get = memo.get
+    out = list(map(get, raw))
+    if out.count(None) != raw.count(None):  # some not read yet (or read as no id)
+        out = []
+        for v in raw:
+            r = get(v, _MISS)
+            if r is _MISS:
+                r = memo[v] = norm_id(v)
+            out.append(r)
+    return out
+
+
+def _names(raw: list[Any]) -> list[Any]:
+    """Span names: None read as "", long ones cut."""
+    try:
+        if max(map(len, raw)) <= MAX_STR:  # TypeError: a None among them
+            return raw
+    except TypeError:
+        pass
+    return ["" if v is None else v if len(v) <= MAX_STR else cut(v) for v in raw]
+
+
+def _kinds(raw: list[Any]) -> list[str]:
+    """Span kind names: usually all numbers in range, looked up by one ``map``."""
+    try:
+        if min(raw) >= 0 and max(raw) < len(KINDS):
+            return list(map(KINDS.__getitem__, raw))
+    except TypeError:  # not all numbers
+        pass
+    return [
+        KINDS[k] if type(k) is int and 0 <= k < 6 else _enum_of(k, _KIND_NAMES, KINDS) for k in raw
+    ]
+
+
+def _ints(raw: list[Any]) -> list[Any]:
+    """``_int`` of each int64 field: usually all decimal strings, read by one ``map(int)``."""
+    try:
+        if max(map(len, raw)) < 40:
+            n = list(map(int, raw))
+            if min(n) >= -INT64 and max(n) < INT64:
+                return n
+    except (TypeError, ValueError):  # not all strings, or one not a number
+        pass
+    return [_int(v) for v in raw]
+
+
+def _statuses(raw: list[Any]) -> list[str]:
+    """``_status`` of each span, the usual message-less code inline."""
+    s0 = STATUS[0]
+    return [
+        s0
+        if st is None
+        else STATUS[st.code]
+        if not st.message and type(st.code) is int and 0 <= st.code < 3
+        else _status(st)
+        for st in raw
+    ]

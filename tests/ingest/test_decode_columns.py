@@ -97,11 +97,13 @@ def test_a_late_bad_span_costs_its_record_only() -> None:
 
 
 def test_fast_path_declining_late_leaves_no_duplicate() -> None:
-    """The msgspec path reads span 1, then declines at span 2 (a kind beyond int64, which only
-    the general path spells: as its number); the general path reads the line again: each
-    span once."""
+    """The msgspec path reads span 1's scope, then declines at span 2 in the next scope (a
+    kind beyond int64, which only the general path spells: as its number); the general path
+    reads the line again: each span once."""
     odd = {**_span("0000000000000002", "b"), "kind": 2**63 + 5}
-    line = _line(_span("0000000000000001", "a"), odd)
+    req = json.loads(_line(_span("0000000000000001", "a")))
+    req["resourceSpans"][0]["scopeSpans"].append({"scope": {"name": "s"}, "spans": [odd]})
+    line = json.dumps(req).encode()
     cols = Columns(0, 0)
     assert otlp_structs.spans(line, cols) is False
     assert len(cols.attrs) == 1  # span 1 was appended before the fast path declined
