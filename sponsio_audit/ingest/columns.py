@@ -17,11 +17,12 @@ import pyarrow as pa
 
 from sponsio_audit.arrow_setup import POOL
 from sponsio_audit.ingest.conventions import FACT_FIELDS
-from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, column_array
+from sponsio_audit.ingest.tables import FACTS_SCHEMA, SPANS_SCHEMA, column_array, row_columns
 
 _SHARED = ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "service", "record")
 Arrays = dict[str, pa.Array | pa.ChunkedArray]
 _SPAN_ONLY = ("name", "kind", "status", "scope", "attributes", "resource")
+_FACT_TYPES = [FACTS_SCHEMA.field(k).type for k in FACT_FIELDS]
 
 
 class Columns:
@@ -69,9 +70,7 @@ class Columns:
         }
         facts = dict(shared)
         facts["pos"] = pa.array(range(n), pa.int64(), memory_pool=POOL)
-        fact_cols = list(zip(*self.facts, strict=True)) if n else [()] * len(FACT_FIELDS)
-        for k, col in zip(FACT_FIELDS, fact_cols, strict=True):
-            facts[k] = column_array(col, FACTS_SCHEMA.field(k).type)
+        facts.update(zip(FACT_FIELDS, row_columns(self.facts, _FACT_TYPES), strict=True))
         facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n, memory_pool=POOL)
         return _batch(spans, SPANS_SCHEMA), _batch(facts, FACTS_SCHEMA)
 

@@ -159,6 +159,23 @@ def column_array(values: Sequence[Any], typ: pa.DataType) -> pa.Array | pa.Chunk
     return arr
 
 
+def row_columns(rows: Sequence[tuple[Any, ...]], types: Sequence[pa.DataType]) -> list[Any]:
+    """The columns of ``rows`` (tuples of ``len(types)`` values) as Arrow arrays of ``types``:
+    converted as one struct array, which transposes them in C (a ``zip(*rows)`` of a chunk's
+    22-field facts cost 0.2 µs per span), else (a value a column cannot hold, a string column
+    past 2 GiB, a non-plain type) column by column, as ``column_array``."""
+    if rows and not any(isinstance(t, pa.ExtensionType) for t in types):
+        struct = pa.struct([pa.field(f"f{i}", t) for i, t in enumerate(types)])
+        try:
+            arr = pa.array(rows, type=struct, memory_pool=POOL)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+            arr = None
+        if isinstance(arr, pa.StructArray) and not arr.null_count:
+            return arr.flatten(memory_pool=POOL)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(types)
+    return [column_array(c, t) for c, t in zip(cols, types, strict=True)]
+
+
 def decision_row(d: tuple[Any, ...]) -> tuple[Any, ...]:
     """A guard decision ``(file_id, record, trace_id, start_ns, …)`` as a ``decisions`` row
     (the time in µs, the column's unit)."""

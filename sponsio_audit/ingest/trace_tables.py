@@ -33,6 +33,7 @@ from sponsio_audit.ingest.tables import (
     TRACES_SCHEMA,
     column_array,
     decision_row,
+    row_columns,
     rows_batch,
 )
 from sponsio_audit.ingest.trace_events import BODY_FIELDS, SPAN_BASE, TraceSpans, span_events
@@ -126,8 +127,7 @@ def _take(tids: pa.Array, rows: np.ndarray) -> pa.Array:
 
 def _part(bodies: list[tuple], tids: Any, seqs: Any) -> pa.RecordBatch | pa.Table:
     n = len(bodies)
-    cols = list(zip(*bodies, strict=True)) if bodies else [()] * len(BODY_FIELDS)
-    arrays = [tids, seqs, *(column_array(c, t) for c, t in zip(cols, _BODY_TYPES, strict=True))]
+    arrays = [tids, seqs, *row_columns(bodies, _BODY_TYPES)]
     arrays += [pa.nulls(n, EVENT_SCHEMA.field(k).type, memory_pool=POOL) for k in _TAIL]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
         return pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
