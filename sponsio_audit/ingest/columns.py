@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from sponsio_audit.arrow_setup import POOL
@@ -69,7 +70,8 @@ class Columns:
             **{k: column_array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
         }
         facts = dict(shared)
-        facts["pos"] = pa.array(range(n), pa.int64(), memory_pool=POOL)
+        # from numpy: pa.array of a range converts element by element (0.1 µs per span)
+        facts["pos"] = pa.array(np.arange(n, dtype=np.int64), memory_pool=POOL)
         facts.update(zip(FACT_FIELDS, row_columns(self.facts, _FACT_TYPES), strict=True))
         facts["run"] = pa.repeat(pa.scalar(self.run, pa.int64()), n, memory_pool=POOL)
         return _batch(spans, SPANS_SCHEMA), _batch(facts, FACTS_SCHEMA)
