@@ -32,7 +32,7 @@ def main() -> None:
     skip_pandas()
     path = Path(a.file)
 
-    def open_():  # noqa: ANN202
+    def open_():
         return path.open("rb")
 
     fmt, layout = sniff(open_)
