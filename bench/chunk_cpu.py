@@ -21,6 +21,22 @@ from sponsio_audit.ingest import chunks, inchunk
 from sponsio_audit.ingest.sniff import sniff
 
 
+def first_chunks(file: str, n: int, raw_json: bool = True) -> tuple[str, list[chunks.RecordChunk]]:
+    """This process set up as a command's, and the format and first ``n`` chunks of the
+    OTLP ``file`` (also ``bench/chunk_stages.py``'s)."""
+    own_process()
+    skip_pandas()
+    path = Path(file)
+
+    def open_():
+        return path.open("rb")
+
+    fmt, layout = sniff(open_)
+    decoder = "otlp_proto" if fmt == "otlp_proto" else "otlp_json"
+    todo = chunks.record_chunks(decoder, layout, open_, 1, 1, raw_json=raw_json)
+    return fmt, list(islice(todo, n))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
@@ -28,21 +44,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-raw-json", action="store_true")
     a = ap.parse_args()
-    own_process()
-    skip_pandas()
-    path = Path(a.file)
-
-    def open_():
-        return path.open("rb")
-
-    fmt, layout = sniff(open_)
-    decoder = "otlp_proto" if fmt == "otlp_proto" else "otlp_json"
-    todo = list(
-        islice(
-            chunks.record_chunks(decoder, layout, open_, 1, 1, raw_json=not a.no_raw_json),
-            a.chunks,
-        )
-    )
+    fmt, todo = first_chunks(a.file, a.chunks, raw_json=not a.no_raw_json)
     gc.collect()
     times = []
     spans = 0

@@ -12,14 +12,15 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import sys
 import time
-from itertools import islice
 from pathlib import Path
 
-from sponsio_audit.arrow_setup import own_process, skip_pandas
 from sponsio_audit.ingest import chunks, inchunk
 from sponsio_audit.ingest.columns import Columns
-from sponsio_audit.ingest.sniff import sniff
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from chunk_cpu import first_chunks
 
 STAGES = ("decode", "conventions", "attrs json", "arrow", "events")
 
@@ -65,16 +66,7 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    own_process()
-    skip_pandas()
-    path = Path(a.file)
-
-    def open_():
-        return path.open("rb")
-
-    fmt, layout = sniff(open_)
-    decoder = "otlp_proto" if fmt == "otlp_proto" else "otlp_json"
-    todo = list(islice(chunks.record_chunks(decoder, layout, open_, 1, 1), a.chunks))
+    fmt, todo = first_chunks(a.file, a.chunks)
     gc.collect()
     runs: list[dict[str, float]] = []
     n = 0

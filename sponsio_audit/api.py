@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -240,11 +241,11 @@ def audit(
             raise
     try:  # a store opened here is closed when the audit stops (an error, Ctrl-C)
         say("evaluating contracts…")
+        judge = partial(_evaluated, cs=cs, perms=perms, engine=engine, threads=threads, limit=limit)
         if held:  # not read back: the rows ingest held in memory as it wrote them
-            stream = held.pop().to_reader(max_chunksize=EVALUATE_ROWS)
-            tables, timeouts = _evaluated(stream, cs, perms, engine, threads, limit)
+            tables, timeouts = judge(held.pop().to_reader(max_chunksize=EVALUATE_ROWS))
         else:
-            tables, timeouts = _stored(store, cs, perms, engine, threads, limit)
+            tables, timeouts = _stored(store, judge)
         stats = pa.table({"regex_timeouts": pa.array([timeouts], pa.int64())})
         verdicts, violations = tables.verdicts, tables.violations
         del tables
@@ -288,22 +289,18 @@ def _evaluated(
 
 
 def _stored(
-    store: Store,
-    cs: tuple[Contract, ...],
-    perms: Permissions,
-    engine: str,
-    threads: int,
-    limit: float | None,
+    store: Store, judge: Callable[[pa.RecordBatchReader], tuple[AuditTables, int]]
 ) -> tuple[AuditTables, int]:
-    """``_evaluated`` of the store's events: as stored, when that is (trace_id, seq) order
-    (DuckDB need not sort them), else sorted by DuckDB and evaluated again from the start."""
+    """``judge`` (``_evaluated``, its contracts bound) of the store's events: as stored, when
+    that is (trace_id, seq) order (DuckDB need not sort them), else sorted by DuckDB and
+    judged again from the start."""
     cur = store.con.cursor()  # own cursor: closed (the stream dropped) when out of order
     try:
-        return _evaluated(_in_order(cur), cs, perms, engine, threads, limit)
+        return judge(_in_order(cur))
     except _Unordered:
         cur.close()
         events = store.con.sql(f"SELECT * FROM events ORDER BY {EVENT_ORDER}")
-        return _evaluated(events.to_arrow_reader(EVALUATE_ROWS), cs, perms, engine, threads, limit)
+        return judge(events.to_arrow_reader(EVALUATE_ROWS))
     finally:
         cur.close()
 

@@ -51,7 +51,8 @@ def _engine(v: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _dicts(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def violation_dicts(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Violation rows (severity, contract, trace, guarantee, seq) as ``VIOLATION_SCHEMA`` dicts."""
     return [
         {
             "trace_id": t,
@@ -95,7 +96,7 @@ def _table(dicts: list[dict[str, Any]], cuts: list[int]) -> pa.Table:
 def test_report_order_from_the_orders_it_meets(
     rows: list[tuple[Any, ...]], given_order: str, cuts: list[int], moved: int | None
 ) -> None:
-    dicts = _dicts(rows)
+    dicts = violation_dicts(rows)
     if given_order == "engine":
         dicts = sorted(dicts, key=_engine)
     elif given_order == "report":
@@ -114,7 +115,7 @@ def test_columns_taken_on_two_threads_are_the_rows_taken_at_once(
 ) -> None:
     """``_taken`` of a large table (here any: ``PARALLEL_ROWS`` lowered) splits its columns
     between two threads; the table is the one ``Table.take`` gives."""
-    table = _table(_dicts(rows), cuts)
+    table = _table(violation_dicts(rows), cuts)
     order = np.random.default_rng(len(rows)).permutation(table.num_rows)
     default = row_order.PARALLEL_ROWS
     row_order.PARALLEL_ROWS = 1

@@ -21,7 +21,7 @@ from sponsio_audit.report import data as report_data
 from sponsio_audit.row_order import in_order, ranks, report_order
 from sponsio_audit.verdicts import TEXT, VIOLATION_SCHEMA
 
-IDS = st.sampled_from(["a", "b", "B", "é", "a\x00", "aa", "\U0001f600", "", "z"])
+from .test_report_order_paths import IDS, ROWS, violation_dicts
 
 
 def _text_chunk(values: list[str], dup: bool) -> pa.Array:
@@ -84,40 +84,9 @@ def test_ranks_are_dense_and_ordered(values: list[str]) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(["high", "medium", "low", "weird"]),
-            IDS,
-            IDS,
-            st.integers(0, 2),
-            st.none() | st.integers(0, 5),
-        ),
-        max_size=25,
-    )
-)
+@given(ROWS)
 def test_violations_keep_the_report_order(rows: list[tuple[Any, ...]]) -> None:
-    dicts = [
-        {
-            "trace_id": t,
-            "contract_id": c,
-            "guarantee": g,
-            "guarantee_text": None,
-            "kind": "guarantee",
-            "severity": sev,
-            "strategy": "block",
-            "seq": seq,
-            "blamed": True,
-            "span_id": str(i),
-            "tool": None,
-            "agent": None,
-            "evidence": "e",
-            "opened_seq": None,
-            "file_id": None,
-            "record": None,
-        }
-        for i, (sev, c, t, g, seq) in enumerate(rows)
-    ]
+    dicts = violation_dicts(rows)
     table = pa.Table.from_pylist(dicts, schema=VIOLATION_SCHEMA)
     got = report_order(table).column("span_id").to_pylist()
     rank = report_data.SEVERITY_RANK
