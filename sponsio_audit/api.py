@@ -45,8 +45,8 @@ from sponsio_audit.provenance import (
     sources_table,
 )
 from sponsio_audit.row_order import in_order, report_order
+from sponsio_audit.totals import Summary, summary
 from sponsio_audit.verdicts import build_tables
-from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 __all__ = [
     "SEMANTICS_VERSION",
@@ -89,29 +89,6 @@ CONTRACTS_SCHEMA = pa.schema(
 )
 """The ``contracts`` table: one row per contract audited, lists per guarantee; ``file`` and
 ``line`` locate it in its sponsio.yaml (null when given from Python)."""
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Totals of one audit; ``records == events + skipped`` for the inputs' records."""
-
-    files: int
-    records: int
-    spans: int
-    events: int
-    skipped: int
-    traces: int
-    contracts: int
-    verdicts: dict[str, int]
-    violations_by_kind: dict[str, int]
-    violations_by_severity: dict[str, int]
-    skipped_clauses: int
-    regex_timeouts: int = 0  # lookaround-regex searches that ran out of time (atom unknown)
-
-    @property
-    def violations(self) -> int:
-        """Number of violations (blamed rows of the ``violations`` table)."""
-        return sum(self.violations_by_severity.values())
 
 
 @dataclass(frozen=True)
@@ -345,9 +322,6 @@ EMPTY_TRACES = (
 )
 """Traces ingest read that have no events: audited too, as traces of length 0."""
 
-TRACES = "SELECT count(*) FROM (SELECT trace_id FROM events UNION SELECT trace_id FROM traces)"
-"""Every trace read, with events or without."""
-
 
 def _has_empty(store: Store) -> bool:
     """Whether a trace ingest read may have no events (a ``traces`` row counting none):
@@ -376,78 +350,6 @@ def contracts_table(contracts: Sequence[Contract]) -> pa.Table:
         for c in sorted(contracts, key=lambda c: c.id)
     ]
     return pa.Table.from_pylist(rows, schema=CONTRACTS_SCHEMA)
-
-
-def summary(store: Store, audited: tuple[pa.Table, pa.Table] | None = None) -> Summary:
-    """The totals of the audit stored in ``store`` (after ``audit``), read from its tables;
-    the verdict and violation counts from ``audited`` (the verdicts and violations just
-    stored, as Arrow: counted without three GROUP BY queries over the stored rows)."""
-
-    def scalar(sql: str) -> int:
-        rows = store.con.cursor().execute(sql).fetchall()  # own cursor, as in ``replace_tables``
-        return int(rows[0][0] or 0) if rows else 0
-
-    def counts(sql: str, order: Sequence[str]) -> dict[str, int]:
-        out = dict.fromkeys(order, 0)
-        for key, n in store.con.cursor().execute(sql).fetchall():
-            out[str(key)] = int(n)
-        return out
-
-    if audited is None:
-        verdicts = counts(
-            "SELECT verdict, count(*) FROM verdicts GROUP BY ALL ORDER BY 1", VERDICTS
-        )
-        kinds = counts(
-            "SELECT kind, count(*) FROM verdicts WHERE verdict = 'violated' GROUP BY ALL "
-            "ORDER BY 1",
-            KINDS,
-        )
-        severities = counts(
-            "SELECT severity, count(*) FROM violations WHERE blamed GROUP BY ALL ORDER BY 1",
-            SEVERITIES,
-        )
-    else:
-        v, w = audited
-        verdicts = _counted(v.column("verdict"), VERDICTS)
-        kinds = _counted(v.column("kind").filter(pc.equal(v.column("verdict"), "violated")), KINDS)
-        severities = _counted(w.column("severity").filter(w.column("blamed")), SEVERITIES)
-    return Summary(
-        files=scalar("SELECT count(*) FROM files"),
-        records=scalar("SELECT coalesce(sum(records), 0) FROM files"),
-        spans=scalar("SELECT count(*) FROM spans"),
-        events=scalar("SELECT count(*) FROM events"),
-        skipped=scalar("SELECT count(*) FROM skipped"),
-        traces=scalar(TRACES),
-        contracts=scalar("SELECT count(*) FROM contracts"),
-        verdicts=verdicts,
-        violations_by_kind=kinds,
-        violations_by_severity=severities,
-        skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
-        regex_timeouts=_regex_timeouts(store),
-    )
-
-
-def _counted(column: pa.ChunkedArray, order: Sequence[str]) -> dict[str, int]:
-    """How often each value occurs, ``order``'s values first (0 when absent), then the others
-    sorted as SQL's ``ORDER BY`` sorts them (a null last, as ``'None'``)."""
-    out = dict.fromkeys(order, 0)
-    found = pc.value_counts(column).to_pylist() if len(column) else []
-    for key, n in sorted(((r["values"], r["counts"]) for r in found), key=_sql_order):
-        out[str(key)] = int(n)
-    return out
-
-
-def _sql_order(item: tuple[Any, int]) -> tuple[bool, str]:
-    return (item[0] is None, "" if item[0] is None else str(item[0]))
-
-
-def _regex_timeouts(store: Store) -> int:
-    """Lookaround-regex timeouts of the stored audit (0 for a store written before they were)."""
-    try:
-        rows = store.con.cursor().execute("SELECT sum(regex_timeouts) FROM audit_stats").fetchall()
-    except duckdb.CatalogException:
-        return 0
-    return int(rows[0][0] or 0) if rows else 0
 
 
 def _quoted(name: str) -> str:

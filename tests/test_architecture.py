@@ -44,6 +44,7 @@ RANKS: dict[str, int] = {
     # 6 the one path from sources to stored verdicts; the guard beside it
     "api": 6,
     "provenance": 6,
+    "totals": 6,
     "guard": 6,
     # the same audit on Apache Spark (the [spark] extra), beside api
     "spark": 6,

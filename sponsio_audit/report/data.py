@@ -4,7 +4,7 @@ Reports never re-evaluate and never write to the store (ARCHITECTURE.md):
 ``api.audit`` writes the ``verdicts``, ``violations`` and ``contracts``
 tables, and ``load(store)`` reads ``files``, ``skipped``, ``contracts``,
 ``verdicts``, ``violations``, the guard's recorded ``decisions`` and the
-events of violated traces back; the totals are ``api.summary``'s. The same
+events of violated traces back; the totals are ``totals.summary``'s. The same
 ``load`` is used right after a scan and by ``report --db`` on a stored
 audit, so both render identical output (right after a scan, the ``violations``
 rows are the audit's own table, the rows it stored, typed as the store gives them).
@@ -30,11 +30,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.api import Summary, summary
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
 from sponsio_audit.row_order import report_order
 from sponsio_audit.threads import background
+from sponsio_audit.totals import Summary, summary
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
