@@ -52,6 +52,22 @@ def walk(paths: list[str | Path]) -> Iterator[str]:
             yield s
 
 
+def own_files_of(bases: list[str | Path]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Real paths of the database files ``bases`` and their write-ahead logs, and of their
+    spill folders (with a trailing separator): what DuckDB writes for a store there."""
+    files = {os.path.realpath(f) for b in bases for f in (b, f"{b}.wal")}
+    folders = tuple(os.path.join(os.path.realpath(f"{b}.tmp"), "") for b in bases)
+    return frozenset(files), folders
+
+
+def is_own(path: str, files: frozenset[str], folders: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``own_files_of``' files or lies in one of its folders."""
+    if not files:
+        return False
+    real = os.path.realpath(path)
+    return real in files or real.startswith(folders)
+
+
 def input_bytes(paths: list[str | Path]) -> int | None:
     """Total size of the files under ``paths`` (None with stdin), stopping at ``AUTO_BYTES``."""
     total = 0

@@ -59,7 +59,9 @@ from sponsio_audit.ingest.files import (
     hash_beside,
     input_bytes,
     irregular,
+    is_own,
     otlp_decoder,
+    own_files_of,
     prefix,
     walk,
 )
@@ -124,7 +126,7 @@ class _Run:
     fresh: bool = False  # the store held no span and no GenAI log record when the run began
     eventless: bool = False  # the store held no event when the run began
     on_events: Callable[[pa.Table], None] | None = None  # ``ingest``'s
-    own: tuple[frozenset[str], tuple[str, ...]] = (frozenset(), ())  # ``_own_files``
+    own: tuple[frozenset[str], tuple[str, ...]] = (frozenset(), ())  # ``files.own_files_of``
     unstaged: int = 0  # spans taken without their traces staged (a JSON document's)
 
     def take(self, d: chunks.Decoded, file_id: int, staged: bool = False) -> int:
@@ -379,7 +381,7 @@ def _ingest(
         fresh=not store.count("span_facts") and not store.count("span_logs"),
         eventless=not store.count("events"),
         on_events=on_events,
-        own=_own_files([p for p in (store.path, *own_files) if p is not None]),
+        own=own_files_of([p for p in (store.path, *own_files) if p is not None]),
     )
     try:
         return _passes(r, paths, group_by, bufs, progress)
@@ -398,7 +400,7 @@ def _passes(
     """Pass 1 over every file, then pass 2 and the staged events (see the module doc)."""
     files, folders = r.own
     for path in walk(paths):
-        if path != "-" and _is_own(path, files, folders):
+        if path != "-" and is_own(path, files, folders):
             continue  # the store's own database beside the inputs: not a trace file
         if path == "-":
             with tempfile.NamedTemporaryFile(prefix="sponsio-stdin-", delete=False) as tmp:
@@ -449,22 +451,6 @@ def _passes(
         traces=traces + r.direct_traces,
         duplicates=r.dup,
     )
-
-
-def _own_files(bases: list[str | Path]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Real paths of the database files ``bases`` and their write-ahead logs, and of their
-    spill folders (with a trailing separator): what DuckDB writes for a store there."""
-    files = {os.path.realpath(f) for b in bases for f in (b, f"{b}.wal")}
-    folders = tuple(os.path.join(os.path.realpath(f"{b}.tmp"), "") for b in bases)
-    return frozenset(files), folders
-
-
-def _is_own(path: str, files: frozenset[str], folders: tuple[str, ...]) -> bool:
-    """Whether ``path`` is one of ``_own_files``' files or lies in one of its folders."""
-    if not files:
-        return False
-    real = os.path.realpath(path)
-    return real in files or real.startswith(folders)
 
 
 def _within(r: _Run) -> bool:
