@@ -64,8 +64,12 @@ class Limits:
         ``MAX_VALUE`` every record was skipped with an ``OverflowError``, below 1 each one."""
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_VALUE:
-                raise LimitError(f"limit {f.name}={v!r}: expected a whole number from 1 to 2**53")
+            try:
+                if isinstance(v, bool) or not isinstance(v, int):  # text is for settings only
+                    raise ValueError(_EXPECTED)
+                parse_value(v)  # the one range rule of every setting
+            except ValueError as e:
+                raise LimitError(f"limit {f.name}={v!r}: {e}") from None
 
     def describe(self) -> list[tuple[str, int, str]]:
         """(name, value, reason) of every limit, in declaration order (for help texts and docs)."""
