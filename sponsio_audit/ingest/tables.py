@@ -186,10 +186,10 @@ def decision_row(d: tuple[Any, ...]) -> tuple[Any, ...]:
 def rows_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch | pa.Table:
     """Row tuples (``schema`` column order) as one Arrow record batch (a table of several
     batches when a text column holds more than a string array's 2 GiB)."""
-    cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
-    if len(cols) < len(schema) and rows:  # trailing optional columns left out: null
-        cols += [(None,) * len(rows)] * (len(schema) - len(cols))
-    arrays = [column_array(c, f.type) for c, f in zip(cols, schema, strict=True)]
+    types = [f.type for f in schema]
+    width = len(rows[0]) if rows else len(types)  # trailing optional columns left out: null
+    arrays = row_columns(rows, types[:width])
+    arrays += [column_array((None,) * len(rows), t) for t in types[width:]]
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
         return pa.Table.from_arrays(arrays, schema=schema)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
