@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from sponsio_audit.ingest import Store
+from sponsio_audit.verdicts import count_by
 from sponsio_audit.vocab import KINDS, SEVERITIES, VERDICTS
 
 
@@ -74,10 +74,10 @@ def summary(store: Store, audited: tuple[pa.Table, pa.Table] | None = None) -> S
             SEVERITIES,
         )
     else:
-        v, w = audited
-        verdicts = _counted(v.column("verdict"), VERDICTS)
-        kinds = _counted(v.column("kind").filter(pc.equal(v.column("verdict"), "violated")), KINDS)
-        severities = _counted(w.column("severity").filter(w.column("blamed")), SEVERITIES)
+        v, w = audited[0].select(["verdict", "kind"]), audited[1].select(["severity", "blamed"])
+        verdicts = count_by(v, "verdict", VERDICTS)
+        kinds = count_by(v.filter(pc.equal(v.column("verdict"), "violated")), "kind", KINDS)
+        severities = count_by(w.filter(w.column("blamed")), "severity", SEVERITIES)
     return Summary(
         files=scalar("SELECT count(*) FROM files"),
         records=scalar("SELECT coalesce(sum(records), 0) FROM files"),
@@ -92,20 +92,6 @@ def summary(store: Store, audited: tuple[pa.Table, pa.Table] | None = None) -> S
         skipped_clauses=scalar("SELECT count(s) FROM (SELECT unnest(skipped) AS s FROM contracts)"),
         regex_timeouts=_regex_timeouts(store),
     )
-
-
-def _counted(column: pa.ChunkedArray, order: Sequence[str]) -> dict[str, int]:
-    """How often each value occurs, ``order``'s values first (0 when absent), then the others
-    sorted as SQL's ``ORDER BY`` sorts them (a null last, as ``'None'``)."""
-    out = dict.fromkeys(order, 0)
-    found = pc.value_counts(column).to_pylist() if len(column) else []
-    for key, n in sorted(((r["values"], r["counts"]) for r in found), key=_sql_order):
-        out[str(key)] = int(n)
-    return out
-
-
-def _sql_order(item: tuple[Any, int]) -> tuple[bool, str]:
-    return (item[0] is None, "" if item[0] is None else str(item[0]))
 
 
 def _regex_timeouts(store: Store) -> int:

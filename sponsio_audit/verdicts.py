@@ -336,9 +336,12 @@ def group_rows(columns: Sequence[pa.ChunkedArray | pa.Array]) -> tuple[np.ndarra
 
 
 def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[str, int]:
-    """Counts of each value of ``column`` (keys of ``order`` first, always present)."""
-    out = {k: 0 for k in order}
+    """Counts of each value of ``column``: the keys of ``order`` first (always present), then
+    the others as SQL's ``ORDER BY`` sorts them (a null last, as ``'None'``), as
+    ``totals.summary`` reads them from a store."""
+    out = dict.fromkeys(order, 0)
     if table.num_rows:
-        for item in table.group_by(column).aggregate([([], "count_all")]).to_pylist():
+        found = table.group_by(column).aggregate([([], "count_all")]).to_pylist()
+        for item in sorted(found, key=lambda r: (r[column] is None, str(r[column]))):
             out[str(item[column])] = int(item["count_all"])
     return out
