@@ -340,8 +340,8 @@ def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[st
     the others as SQL's ``ORDER BY`` sorts them (a null last, as ``'None'``), as
     ``totals.summary`` reads them from a store."""
     out = dict.fromkeys(order, 0)
-    if table.num_rows:
-        found = table.group_by(column).aggregate([([], "count_all")]).to_pylist()
-        for item in sorted(found, key=lambda r: (r[column] is None, str(r[column]))):
-            out[str(item[column])] = int(item["count_all"])
+    if table.num_rows:  # value_counts, not group_by: chunks' dictionaries may differ
+        found = pc.value_counts(table.column(column)).to_pylist()
+        for item in sorted(found, key=lambda r: (r["values"] is None, str(r["values"]))):
+            out[str(item["values"])] = int(item["counts"])
     return out
