@@ -62,3 +62,20 @@ def test_totals_counted_in_arrow_are_the_stored_ones(tmp_path: Path) -> None:
             assert sum(result.summary.verdicts.values()) == result.verdicts.num_rows
         finally:
             result.store.close()
+
+
+def test_counts_of_a_table_whose_parts_have_different_dictionaries() -> None:
+    """A verdict table with traces that have no events is two tables concatenated: their
+    dictionary columns differ (``group_by`` refused that, ArrowNotImplementedError)."""
+    import pyarrow as pa
+
+    from sponsio_audit.verdicts import count_by
+
+    part = [pa.array(v).dictionary_encode() for v in (["pass", "violated"], ["x", "pass", None])]
+    table = pa.Table.from_arrays([pa.chunked_array(part)], names=["verdict"])
+    assert count_by(table, "verdict", ("violated", "pass")) == {
+        "violated": 1,
+        "pass": 2,
+        "x": 1,
+        "None": 1,
+    }
