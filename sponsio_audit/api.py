@@ -106,9 +106,12 @@ class AuditResult:
     """The contract files and packs in force and how each was chosen (for provenance)."""
 
     def table(self, name: str) -> pa.Table:
-        """A table of the store (files, skipped, spans, events, contracts, …) as Arrow."""
+        """A table of the store (files, skipped, spans, events, contracts, …) as Arrow;
+        ``spans`` only from a store that wrote its rows (``Store.spans``), never silently empty."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
+        if name == "spans" and not self.store.spans:
+            raise ValueError("no spans rows: this audit was run with spans=False")
         return self.store.con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
 
 
@@ -143,6 +146,7 @@ def audit(
     regex_timeout_ms: float | None = None,
     limits: Limits = DEFAULT_LIMITS,
     raw_json: bool | None = None,
+    spans: bool = True,
     warn: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
     own_files: Sequence[str | Path] = (),
@@ -168,6 +172,9 @@ def audit(
     ``limits`` bounds what one input file or record may cost (``ingest.limits``).
     ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
     only into ``db``), which nothing reads but a user's SQL or Parquet.
+    ``spans=False``: the store writes no ``spans`` rows at all (``Store.spans``; the counts of
+    spans come from ``span_facts``), for a store that nothing reads after the audit (``scan``
+    without ``--db`` or ``--parquet``); ``table("spans")`` then refuses.
     ``warn(line)`` is told what the user should know that is no error (an ingest worker that
     died, its chunks read again); the same lines are kept in the provenance's ``warnings``,
     after ``warnings`` (the caller's own, given before the audit: ``scan``'s ``--jobs`` that
@@ -198,7 +205,7 @@ def audit(
     if isinstance(source, Store):
         store = source
     else:
-        store = Store.open(str(db) if db is not None else None, raw_json=raw_json)
+        store = Store.open(str(db) if db is not None else None, raw_json=raw_json, spans=spans)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:

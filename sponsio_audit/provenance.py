@@ -77,7 +77,7 @@ def provenance(
     ]
     cur = store.con.cursor().execute(
         "SELECT f.path, f.format, f.bytes, f.sha256, f.records, f.skipped, "
-        "(SELECT count(*) FROM spans s WHERE s.file_id = f.file_id) AS spans, "
+        f"(SELECT count(*) FROM {store.span_table} s WHERE s.file_id = f.file_id) AS spans, "
         "(SELECT count(*) FROM events e WHERE e.file_id = f.file_id) AS events "
         "FROM files f ORDER BY f.file_id"
     )

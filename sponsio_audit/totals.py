@@ -81,7 +81,7 @@ def summary(store: Store, audited: tuple[pa.Table, pa.Table] | None = None) -> S
     return Summary(
         files=scalar("SELECT count(*) FROM files"),
         records=scalar("SELECT coalesce(sum(records), 0) FROM files"),
-        spans=scalar("SELECT count(*) FROM spans"),
+        spans=scalar(f"SELECT count(*) FROM {store.span_table}"),
         events=scalar("SELECT count(*) FROM events"),
         skipped=scalar("SELECT count(*) FROM skipped"),
         traces=scalar(TRACES),

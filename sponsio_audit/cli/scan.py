@@ -349,6 +349,7 @@ def _run(
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
                     limits=limits, raw_json=True if o.parquet is not None else None,
+                    spans=o.db is not None or o.parquet is not None,  # else nothing reads them
                     warn=notes.append, warnings=told, own_files=where.own_files(),
                 )  # fmt: skip
                 store = result.store

@@ -79,6 +79,9 @@ class RecordChunk:
     raw_json: bool = True
     """Write ``spans.attributes``/``resource`` (read only by a user's SQL on a file store);
     False leaves them NULL and skips building their JSON."""
+    spans: bool = True
+    """Make the chunk's ``spans`` rows; False: none (a store nobody can query, whose spans
+    are only counted, counts ``span_facts``: ``Store.spans``)."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,10 @@ def record_chunks(
     limits: Limits = DEFAULT,
     raw_json: bool = True,
     first: int = 1,
+    spans: bool = True,
 ) -> Iterator[RecordChunk]:
-    """The file's records, raw, in chunks of about ``CHUNK_BYTES`` (``RecordChunk.raw_json``);
-    ``first`` numbers the stream's first line (a byte range of a JSON-lines file).
+    """The file's records, raw, in chunks of about ``CHUNK_BYTES`` (``RecordChunk.raw_json``,
+    ``spans``); ``first`` numbers the stream's first line (a byte range of a JSON-lines file).
 
     When reading the stream fails, the records read so far are yielded as a last
     chunk before the error is raised.
@@ -129,14 +133,14 @@ def record_chunks(
             chunk.append((no, rec))
             size += len(rec) if isinstance(rec, bytes) else 0
             if size >= CHUNK_BYTES:
-                yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
+                yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json, spans)
                 chunk, size = [], 0
     except Exception:  # the stream broke: the records read before it are kept
         if chunk:
-            yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
+            yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json, spans)
         raise
     if chunk:
-        yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json)
+        yield RecordChunk(fmt, file_id, run, chunk, limits, raw_json, spans)
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -191,17 +195,30 @@ def decode(chunk: RecordChunk) -> Decoded:
         lambda no, rec, cols: _record(chunk.fmt, no, rec, chunk.limits, cols),
         chunk.limits,
         chunk.raw_json,
+        chunk.spans,
     )
 
 
 @acyclic
 def decode_document(
-    file_id: int, run: int, no: int, doc: Any, limits: Limits = DEFAULT, raw_json: bool = True
+    file_id: int,
+    run: int,
+    no: int,
+    doc: Any,
+    limits: Limits = DEFAULT,
+    raw_json: bool = True,
+    spans: bool = True,
 ) -> Decoded:
     """``decode`` for one already parsed OTLP/JSON document (a pretty-printed file), without
     its Python column lists (no caller reads them; Spark keeps a unit's ``Decoded``)."""
     d = _decoded(
-        file_id, run, [(no, doc)], lambda no, d, cols: _json_record(d, cols), limits, raw_json
+        file_id,
+        run,
+        [(no, doc)],
+        lambda no, d, cols: _json_record(d, cols),
+        limits,
+        raw_json,
+        spans,
     )
     return replace(d, columns=None)
 
@@ -226,10 +243,11 @@ def _decoded(
     signal_of: Callable[[int, Any, Columns], Signal],
     limits: Limits,
     raw_json: bool = True,
+    spans: bool = True,
 ) -> Decoded:
     """Each record's spans appended to one ``Columns`` by its decoder (``signal_of``), then
     checked against ``limits`` and given their facts and raw JSON, or all cut off."""
-    cols = Columns(file_id, run, raw_json)
+    cols = Columns(file_id, run, raw_json, spans)
     c = cols.cols
     names, recs, attrs_json = c["name"], c["record"], c["attributes"]
     facts, attrs, event_attrs = cols.facts, cols.attrs, cols.event_attrs

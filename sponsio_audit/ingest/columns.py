@@ -29,11 +29,13 @@ _FACT_TYPES = [FACTS_SCHEMA.field(k).type for k in FACT_FIELDS]
 class Columns:
     """Per-column value lists of one chunk (``SPANS_SCHEMA`` and ``FACTS_SCHEMA``)."""
 
-    def __init__(self, file_id: int, run: int, raw_json: bool = True) -> None:
+    def __init__(self, file_id: int, run: int, raw_json: bool = True, spans: bool = True) -> None:
         self.file_id = file_id
         self.run = run
         self.raw_json = raw_json
         """Decoders append the resource JSON (else None), as ``RecordChunk.raw_json`` says."""
+        self.spans = spans
+        """``batches`` builds the ``spans`` rows (else none), as ``RecordChunk.spans`` says."""
         self.cols: dict[str, list[Any]] = {k: [] for k in (*_SHARED, *_SPAN_ONLY)}
         self.facts: list[tuple[Any, ...]] = []  # FACT_FIELDS tuples, transposed once
         self.attrs: list[dict[str, Any]] = []
@@ -61,14 +63,17 @@ class Columns:
         return out
 
     def batches(self) -> tuple[pa.RecordBatch | pa.Table, pa.RecordBatch | pa.Table]:
-        """The ``spans`` and ``span_facts`` rows as Arrow (a table when a text column
-        outgrows one string array's 2 GiB)."""
+        """The ``spans`` (none unless ``spans``) and ``span_facts`` rows as Arrow (a table when
+        a text column outgrows one string array's 2 GiB)."""
         n = len(self.facts)
         shared = self._shared()
-        spans = {
-            **shared,
-            **{k: column_array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
-        }
+        if self.spans:
+            spans = {
+                **shared,
+                **{k: column_array(self.cols[k], SPANS_SCHEMA.field(k).type) for k in _SPAN_ONLY},
+            }
+        else:
+            spans = {f.name: pa.nulls(0, f.type, memory_pool=POOL) for f in SPANS_SCHEMA}
         facts = dict(shared)
         # from numpy: pa.array of a range converts element by element (0.1 µs per span)
         facts["pos"] = pa.array(np.arange(n, dtype=np.int64), memory_pool=POOL)

@@ -53,7 +53,7 @@ def load(
             return 1, 1, fmt
         fmt = classify(doc) or "json"
         if fmt in ("otlp_json", "otlp_logs", "otlp_metrics"):  # routed by signal
-            d = decode_document(file_id, r.run, no, doc, r.limits, r.store.raw_json)
+            d = decode_document(file_id, r.run, no, doc, r.limits, r.store.raw_json, r.store.spans)
             return 1, r.take(d, file_id), fmt
         if fmt not in ("session_log", "native", "transcript"):
             r.skipped.add((file_id, no, "unrecognised JSON document"))

@@ -139,7 +139,8 @@ class _Run:
             self.unstaged += d.facts.num_rows
         for no, reason in d.skipped:
             self.skipped.add((file_id, no, reason))
-        self.spans.add_batch(d.spans)
+        if d.spans.num_rows:  # none when the store writes no spans rows (``Store.spans``)
+            self.spans.add_batch(d.spans)
         if d.logs is not None:
             self.logs.add_batch(d.logs)
         self.facts.add_batch(chunks.shift_pos(d.facts, self.pos))
@@ -214,8 +215,9 @@ def _file(r: _Run, path: str, display: str) -> None:
                 todo = _ranges(r, os.path.abspath(path), same, index, file_id)
             else:
                 todo = chunks.record_chunks(
-                    decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json
-                )
+                    decoder, layout, open_, file_id, r.run, r.limits, r.store.raw_json,
+                    spans=r.store.spans,
+                )  # fmt: skip
             n, bad = _otlp(r, todo, file_id)
     except Exception as e:  # stream-level failure (corrupt compression, I/O): keep what was read
         n, bad = n + 1, bad + 1
@@ -268,7 +270,7 @@ def _ranges(
 ) -> Iterator[inchunk.RangeChunk]:
     """The chunks of an uncompressed JSON-lines file as line ranges its workers read."""
     template = chunks.RecordChunk(
-        "otlp_json", file_id, r.run, [], r.limits, raw_json=r.store.raw_json
+        "otlp_json", file_id, r.run, [], r.limits, raw_json=r.store.raw_json, spans=r.store.spans
     )
     for offset, length, first in index.ranges():
         yield inchunk.RangeChunk(path, offset, length, first, template, same)
