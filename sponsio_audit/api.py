@@ -46,7 +46,7 @@ from sponsio_audit.provenance import (
 )
 from sponsio_audit.row_order import in_order, report_order
 from sponsio_audit.totals import Summary, summary
-from sponsio_audit.verdicts import build_tables
+from sponsio_audit.verdicts import as_stored, build_tables
 
 __all__ = [
     "SEMANTICS_VERSION",
@@ -104,14 +104,19 @@ class AuditResult:
     """What ran, when, on what (``provenance``); stored as the ``provenance`` table."""
     sources: tuple[ConfigSource, ...] = ()
     """The contract files and packs in force and how each was chosen (for provenance)."""
+    lean: bool = False
+    """Run with ``audit(lean=True)``: the store holds no spans rows, verdicts or violations."""
 
     def table(self, name: str) -> pa.Table:
         """A table of the store (files, skipped, spans, events, contracts, …) as Arrow;
-        ``spans`` only from a store that wrote its rows (``Store.spans``), never silently empty."""
+        of a lean audit, the verdicts and violations as they would be stored, and no
+        ``spans`` (never an empty table that stands for rows not written)."""
         if name not in STORE_TABLES:
             raise ValueError(f"no table {name!r}; one of {', '.join(STORE_TABLES)}")
+        if self.lean and name in ("verdicts", "violations"):
+            return as_stored(self.verdicts if name == "verdicts" else self.violations)
         if name == "spans" and not self.store.spans:
-            raise ValueError("no spans rows: this audit was run with spans=False")
+            raise ValueError("no spans rows: this audit was run with lean=True")
         return self.store.con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
 
 
@@ -146,7 +151,7 @@ def audit(
     regex_timeout_ms: float | None = None,
     limits: Limits = DEFAULT_LIMITS,
     raw_json: bool | None = None,
-    spans: bool = True,
+    lean: bool = False,
     warn: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
     own_files: Sequence[str | Path] = (),
@@ -172,9 +177,11 @@ def audit(
     ``limits`` bounds what one input file or record may cost (``ingest.limits``).
     ``raw_json``: write ``spans.attributes``/``resource`` (``Store.raw_json``; default:
     only into ``db``), which nothing reads but a user's SQL or Parquet.
-    ``spans=False``: the store writes no ``spans`` rows at all (``Store.spans``; the counts of
-    spans come from ``span_facts``), for a store that nothing reads after the audit (``scan``
-    without ``--db`` or ``--parquet``); ``table("spans")`` then refuses.
+    ``lean=True``: a store opened here that nothing reads after the audit and its report
+    (``scan`` without ``--db`` or ``--parquet``): ingest writes no ``spans`` rows
+    (``Store.spans``; the counts of spans come from ``span_facts``), and the verdicts and
+    violations stay in the result only, never copied into the store (``report.data.load``
+    takes them from the result); ``table`` gives them as stored and refuses ``spans``.
     ``warn(line)`` is told what the user should know that is no error (an ingest worker that
     died, its chunks read again); the same lines are kept in the provenance's ``warnings``,
     after ``warnings`` (the caller's own, given before the audit: ``scan``'s ``--jobs`` that
@@ -205,7 +212,7 @@ def audit(
     if isinstance(source, Store):
         store = source
     else:
-        store = Store.open(str(db) if db is not None else None, raw_json=raw_json, spans=spans)
+        store = Store.open(str(db) if db is not None else None, raw_json=raw_json, spans=not lean)
         paths = [source] if isinstance(source, (str, Path)) else list(source)
         say("reading traces…")
         try:
@@ -241,17 +248,13 @@ def audit(
             verdicts = in_order(pa.concat_tables([verdicts, ev]))
             violations = in_order(pa.concat_tables([violations, vi]))
         violations = report_order(violations)  # stored as reports list them: load copies none
-        replace_tables(
-            store,
-            verdicts=verdicts,
-            violations=violations,
-            contracts=contracts_table(cs),
-            audit_stats=stats,
-        )
+        lean = lean and store is not source  # a store handed in may be read after
+        kept = {} if lean else {"verdicts": verdicts, "violations": violations}
+        replace_tables(store, **kept, contracts=contracts_table(cs), audit_stats=stats)
         files = getattr(contracts, "files", ())
         prov = save_provenance(store, cs, files, started, sources, command, told)
         totals = summary(store, (verdicts, violations))
-        return AuditResult(store, cs, verdicts, violations, totals, prov, tuple(sources))
+        return AuditResult(store, cs, verdicts, violations, totals, prov, tuple(sources), lean)
     except BaseException:
         if store is not source:
             store.close()

@@ -345,3 +345,14 @@ def count_by(table: pa.Table, column: str, order: Sequence[str] = ()) -> dict[st
         for item in sorted(found, key=lambda r: (r["values"] is None, str(r["values"]))):
             out[str(item["values"])] = int(item["counts"])
     return out
+
+
+def as_stored(table: pa.Table) -> pa.Table:
+    """``table`` (verdicts or violations) typed as DuckDB gives a stored copy back:
+    dictionary columns as their values (DuckDB has no dictionary type), every column
+    nullable; what a report reads is the same whether the table was stored or not."""
+    fields = [
+        pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields))

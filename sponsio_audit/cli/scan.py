@@ -349,7 +349,7 @@ def _run(
                     agent=o.agent, jobs=o.jobs, progress=stage, on_file=tick,
                     sources=src.items, regex_timeout_ms=o.regex_timeout_ms,
                     limits=limits, raw_json=True if o.parquet is not None else None,
-                    spans=o.db is not None or o.parquet is not None,  # else nothing reads them
+                    lean=o.db is None and o.parquet is None,  # the store is read by nothing after
                     warn=notes.append, warnings=told, own_files=where.own_files(),
                 )  # fmt: skip
                 store = result.store
@@ -364,6 +364,7 @@ def _run(
                 timelines="html" in fmts,
                 verdict_rows="junit" in fmts,
                 violations=None if audited is None else audited.violations,
+                verdicts=None if audited is None else audited.verdicts,
                 totals=None if audited is None else audited.summary,
             )
             data = baselines.with_matches(store, data)

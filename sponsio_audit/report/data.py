@@ -32,9 +32,11 @@ import pyarrow.compute as pc
 
 from sponsio_audit.ingest import Store
 from sponsio_audit.ingest.store import prompt_sql
+from sponsio_audit.report import verdict_reads
 from sponsio_audit.row_order import report_order
 from sponsio_audit.threads import background
 from sponsio_audit.totals import Summary, summary
+from sponsio_audit.verdicts import as_stored
 from sponsio_audit.vocab import SEVERITIES, VERDICTS
 
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -50,7 +52,7 @@ UNDECIDED = (
     "WHERE verdict IN ('unverifiable', 'skipped') ORDER BY contract_id, trace_id, guarantee"
 )
 """The verdicts ``ReportData.undecided`` lists."""
-_UNDECIDED = {"unverifiable", "skipped"}
+_UNDECIDED = frozenset(verdict_reads.UNDECIDED)
 MAX_TIMELINE_TRACES = 100
 MAX_TIMELINE_EVENTS = 500
 
@@ -271,23 +273,28 @@ def load(
     timelines: bool = True,
     verdict_rows: bool = False,
     violations: pa.Table | None = None,
+    verdicts: pa.Table | None = None,
     totals: Summary | None = None,
 ) -> ReportData:
     """Read a finished audit back from ``store`` (after ``api.audit``).
 
     ``timelines``: load the events of violated traces (HTML); ``verdict_rows``:
-    load the whole verdicts table (JUnit). ``violations``: the audit's own table
-    (``AuditResult.violations``), the rows the store's ``violations`` table was made of;
-    it is used as the store would give it back (its types), not read back (a copy of 43 MB
-    for ``bench/scan.py``'s 160k rows). ``totals``: the audit's own ``summary(store)``
+    load the whole verdicts table (JUnit). ``violations`` and ``verdicts``: the audit's own
+    tables (``AuditResult``), the rows the store's tables were made of (or would have been:
+    ``api.audit(lean=True)`` stores neither); they are used as the store would give them
+    back (its types, ``verdicts.as_stored``), not read back (a copy of 43 MB for
+    ``bench/scan.py``'s 160k violation rows). ``totals``: the audit's own ``summary(store)``
     (``AuditResult.summary``), not asked of the store again (a dozen queries).
     """
     tables = _tables(store)
+    given = {"verdicts": verdicts, "violations": violations}
     for name in ("verdicts", "violations", "contracts"):
-        if name not in tables:
+        if name not in tables and given.get(name) is None:
             raise LookupError(f"the store holds no {name!r} table: run `scan --db FILE` first")
-    # the verdicts counted by DuckDB (outside the GIL) while the violations are made ready
-    grouping = background("counts", _rows, store, GROUPED)
+    if verdicts is None:  # counted by DuckDB (outside the GIL) while the violations are readied
+        grouping = background("counts", _counted, store)
+    else:
+        grouping = background("counts", verdict_reads.counts_by_contract, verdicts)
     try:
         files = _rows(store, "SELECT * FROM files ORDER BY file_id")
         skipped = _rows(
@@ -299,13 +306,11 @@ def load(
         if violations is None:
             stored = arrow(store, "SELECT * FROM violations")
         else:  # the stored table's own types (plain strings where the engine has dictionaries)
-            stored = violations.cast(arrow(store, "SELECT * FROM violations LIMIT 0").schema)
+            stored = as_stored(violations)
         viol = report_order(_with_paths(stored, files))
     finally:
         wait([grouping])  # no query left running on the store
-    by_contract: dict[str, dict[str, int]] = {}
-    for g in grouping.result():
-        by_contract.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
+    by_contract = grouping.result()
     total = summary(store) if totals is None else totals
     counted = {
         "files": total.files,
@@ -331,19 +336,33 @@ def load(
         per_contract=_per_contract(contracts, by_contract, viol),
         violation_table=viol,
         events=events,
-        verdict_rows=_rows(
-            store, "SELECT * FROM verdicts ORDER BY trace_id, contract_id, guarantee"
-        )
-        if verdict_rows
-        else [],
+        verdict_rows=_all_verdicts(store, verdicts) if verdict_rows else [],
         counts_by_contract=by_contract,
         guard_decisions=guard_decisions(store, tables),
-        undecided=_rows(store, UNDECIDED)
+        undecided=_undecided(store, verdicts)
         if any(set(c) & _UNDECIDED for c in by_contract.values())
         else [],  # none counted: no scan of the verdicts for them
         provenance=_provenance(store, tables),
         trace_files=_trace_files(store) if verdict_rows else {},
     )
+
+
+def _counted(store: Store) -> dict[str, dict[str, int]]:
+    """``GROUPED`` of the store's verdicts: {contract id: {verdict: count}}."""
+    out: dict[str, dict[str, int]] = {}
+    for g in _rows(store, GROUPED):
+        out.setdefault(g["contract_id"], {})[g["verdict"]] = int(g["n"])
+    return out
+
+
+def _all_verdicts(store: Store, verdicts: pa.Table | None) -> list[dict[str, Any]]:
+    if verdicts is not None:
+        return verdict_reads.all_rows(verdicts)
+    return _rows(store, "SELECT * FROM verdicts ORDER BY trace_id, contract_id, guarantee")
+
+
+def _undecided(store: Store, verdicts: pa.Table | None) -> list[dict[str, Any]]:
+    return verdict_reads.undecided(verdicts) if verdicts is not None else _rows(store, UNDECIDED)
 
 
 def _with_paths(viol: pa.Table, files: list[dict[str, Any]]) -> pa.Table:

@@ -2,7 +2,7 @@
 
 ``scan`` without ``--db`` or ``--parquet`` audits into a store in memory that is gone
 when the command ends; its ``spans`` rows were only ever counted (the summary's
-``spans``, each input's ``spans`` in the provenance). ``audit(..., spans=False)``
+``spans``, each input's ``spans`` in the provenance). ``audit(..., lean=True)``
 leaves them out and counts ``span_facts``, which ingest writes one row per span for
 its own use. Every count a user sees, and every other table, must be the same as with
 the rows, on corpora that skip records, cut traces and hold logs beside spans.
@@ -31,7 +31,12 @@ CORPORA = {
     # records cut after they were written (readback.spans_per_trace deletes their rows)
     "cut traces": ([DEMO / "traces", REPO / "fixtures" / "otel"], Limits(spans_per_trace=3)),
 }
-SAME_TABLES = ("files", "skipped", "span_facts", "events", "decisions", "traces", "verdicts")
+SAME_TABLES = ("files", "skipped", "span_facts", "events", "decisions", "traces", "contracts")
+
+
+def _tables(result: object) -> set[str]:
+    rows = result.store.con.execute("SELECT table_name FROM information_schema.tables")  # type: ignore[attr-defined]
+    return {name for (name,) in rows.fetchall()}
 
 
 @pytest.mark.parametrize("name", sorted(CORPORA))
@@ -39,7 +44,7 @@ def test_without_spans_rows_every_count_and_table_is_the_same(name: str) -> None
     paths, limits = CORPORA[name]
     cfg = load_config([DEMO / "sponsio.yaml"])
     kept = audit(paths, cfg, limits=limits, command=["t"])
-    lean = audit(paths, cfg, limits=limits, command=["t"], spans=False)
+    lean = audit(paths, cfg, limits=limits, command=["t"], lean=True)
     try:
         written = kept.store.count("spans")
         assert written > 0 or name == "handwritten"
@@ -51,6 +56,9 @@ def test_without_spans_rows_every_count_and_table_is_the_same(name: str) -> None
         assert sum(n for _, n in per_file) == written
         if name == "cut traces":
             assert kept.summary.skipped > 0  # the limit did cut records
+        for table in ("verdicts", "violations"):  # kept by the lean result only
+            assert table not in _tables(lean)
+            assert lean.table(table).equals(kept.table(table)), table
         for table in SAME_TABLES:
             assert fetched(lean.store.con, f"SELECT * FROM {table}") == fetched(
                 kept.store.con, f"SELECT * FROM {table}"
@@ -62,9 +70,9 @@ def test_without_spans_rows_every_count_and_table_is_the_same(name: str) -> None
 
 def test_a_lean_audit_refuses_its_spans_table_instead_of_an_empty_one() -> None:
     cfg = load_config([DEMO / "sponsio.yaml"])
-    res = audit([DEMO / "traces"], cfg, spans=False)
+    res = audit([DEMO / "traces"], cfg, lean=True)
     try:
-        with pytest.raises(ValueError, match="spans=False"):
+        with pytest.raises(ValueError, match="lean=True"):
             res.table("spans")
         assert res.table("events").num_rows == res.summary.events > 0
     finally:

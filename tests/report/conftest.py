@@ -72,6 +72,32 @@ def native_trace(path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
+UNVERIFIABLE, SKIPPED = "bot.no_rm", "bot.judge"
+"""The contracts of ``undecided_corpus``: one unverifiable verdict, one skipped."""
+
+
+def undecided_corpus(tmp: Path) -> tuple[Path, Path]:
+    """A native trace whose ``bash`` call records no arguments, audited by an
+    ``arg_blacklist`` over ``bash``'s ``command`` (the field is missing: unknown, so
+    *unverifiable*, never pass: SEMANTICS §2) and by ``jailbreak_free`` (an LLM-judge
+    constraint: *skipped*); (trace file, sponsio.yaml)."""
+    trace = native_trace(
+        tmp / "t.jsonl",
+        [
+            {"ts": 1, "agent": "bot", "type": "tool_call", "tool": "bash"},
+            {"ts": 2, "agent": "bot", "type": "tool_call", "tool": "read_file", "args": {"p": 1}},
+        ],
+    )
+    cfg = tmp / "c.yaml"
+    cfg.write_text(
+        "agents:\n  bot:\n    contracts:\n"
+        f"      - id: {UNVERIFIABLE}\n        severity: medium\n        G:\n"
+        "          pattern: arg_blacklist\n          args: [bash, command, ['rm\\s']]\n"
+        f"      - id: {SKIPPED}\n        G:\n          pattern: jailbreak_free\n"
+    )
+    return trace, cfg
+
+
 @pytest.fixture(scope="session")
 def demo_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The JSON report of the demo corpus with its ``sponsio.yaml``."""

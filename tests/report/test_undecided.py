@@ -19,30 +19,16 @@ import jsonschema
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.report.conftest import native_trace, run
+from tests.report.conftest import SKIPPED, UNVERIFIABLE, run, undecided_corpus
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
-UNVERIFIABLE, SKIPPED = "bot.no_rm", "bot.judge"
 HOSTILE_TOOL = "<b>bash</b>"
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     tmp = tmp_path_factory.mktemp("undecided")
-    trace = native_trace(
-        tmp / "t.jsonl",
-        [
-            {"ts": 1, "agent": "bot", "type": "tool_call", "tool": "bash"},
-            {"ts": 2, "agent": "bot", "type": "tool_call", "tool": "read_file", "args": {"p": 1}},
-        ],
-    )
-    cfg = tmp / "c.yaml"
-    cfg.write_text(
-        "agents:\n  bot:\n    contracts:\n"
-        f"      - id: {UNVERIFIABLE}\n        severity: medium\n        G:\n"
-        "          pattern: arg_blacklist\n          args: [bash, command, ['rm\\s']]\n"
-        f"      - id: {SKIPPED}\n        G:\n          pattern: jailbreak_free\n"
-    )
+    trace, cfg = undecided_corpus(tmp)
     db = tmp / "a.duckdb"
     res = run("scan", trace, "-c", cfg, "--db", db, "-q")
     assert res.exit_code == 0, res.output
