@@ -216,6 +216,57 @@ def norm_id(v: Any) -> str | None:
     return cut(v)
 
 
+_MISS = object()
+_HEX_LINES = re.compile("[0-9a-fA-F\n]*")  # a regex: 4x fewer instructions than str.strip
+
+
+def trace_ids(raw: list[Any]) -> list[Any] | None:
+    """``norm_id`` of each trace id of an OTLP/JSON column (a request's spans come trace by
+    trace: each distinct id read once); None when one is no id."""
+    ids = {v: norm_id(v) for v in set(raw)}
+    if None in ids.values():
+        return None
+    return list(map(ids.__getitem__, raw))
+
+
+def span_ids(raw: list[Any], memo: dict[Any, Any]) -> list[Any]:
+    """``norm_id`` of each span id, remembered in ``memo`` (raw → read) for the parents.
+
+    Usually all are hex: one check and one ``lower`` over the ids joined by newlines
+    (a newline is no hex digit, so an id holding one leaves the split a part longer)."""
+    try:
+        joined = "\n".join(raw)
+    except TypeError:  # not all strings
+        pass
+    else:
+        if joined and _HEX_LINES.fullmatch(joined) and "\n\n" not in joined:
+            low = joined.lower().split("\n")
+            if len(low) == len(raw) and low[0] and low[-1]:
+                memo.update(zip(raw, low, strict=True))
+                return low
+    out = []
+    for v in raw:
+        r = memo.get(v, _MISS)
+        if r is _MISS:
+            r = memo[v] = norm_id(v)
+        out.append(r)
+    return out
+
+
+def parent_ids(raw: list[Any], memo: dict[Any, Any]) -> list[Any]:
+    """``norm_id`` of each parent span id, most of them read already as a span id (``memo``)."""
+    get = memo.get
+    out = list(map(get, raw))
+    if out.count(None) != raw.count(None):  # some not read yet (or read as no id)
+        out = []
+        for v in raw:
+            r = get(v, _MISS)
+            if r is _MISS:
+                r = memo[v] = norm_id(v)
+            out.append(r)
+    return out
+
+
 _ENCODE = json.JSONEncoder(
     separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str
 ).encode
