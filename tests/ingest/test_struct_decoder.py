@@ -23,6 +23,7 @@ from sponsio_audit.ingest.chunks import _json_record, _record
 from sponsio_audit.ingest.columns import Columns
 from sponsio_audit.ingest.limits import DEFAULT
 from sponsio_audit.ingest.sniff import parse_line
+from sponsio_audit.ingest.values import MAX_STR, cut
 from tests.ingest.test_formats import EMPTY, UNUSABLE
 
 odd = st.one_of(
@@ -266,3 +267,23 @@ def test_both_paths_skip_a_request_with_no_usable_span() -> None:
     for doc in EMPTY:
         line = json.dumps(doc).encode()
         assert _fast(line) == _general(line) == []
+
+
+def test_strings_of_a_line_past_max_str_bytes_are_cut_as_the_general_path() -> None:
+    """A line of at most ``MAX_STR`` bytes holds no string to cut (its span attributes are
+    read without length checks, ``otlp_structs._short_attrs``); a longer line is read with
+    them: either way as the general path reads it, a long string cut, the rest kept."""
+    for size in (MAX_STR - 400, MAX_STR, MAX_STR + 1, MAX_STR + 300):
+        big = json.dumps({"key": "big", "value": {"stringValue": "x" * size}})
+        line = (
+            '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AB","spanId":"01",'
+            '"attributes":[' + big + ',{"key":"n","value":{"intValue":"5"}},{"key":"z"},'
+            '{"key":"s","value":{"stringValue":"short"}}]}]}]}]}'
+        ).encode()
+        fast = _fast(line)
+        assert fast is not None
+        _check(line)
+        attrs = fast[0]["attrs"]
+        assert (len(attrs["big"]) > MAX_STR) == (size > MAX_STR)  # the cut's marker
+        assert attrs["big"] == cut("x" * size)
+        assert (attrs["n"], attrs["z"], attrs["s"]) == (5, None, "short")
