@@ -206,10 +206,12 @@ def _dispatch(code: _Code, table: Sequence[Convention]) -> None:
     """``def facts(a, n)``: the span's conversation, the table orders of the rows that
     apply (``hits``), and the facts of the one row that applies, else ``merge``'s."""
     code.put(0, "def facts(n, a):")
-    code.put(1, f"c = a.get({CONVERSATION[0]!r})")
+    code.put(1, "c = None")  # most spans record no conversation: one probe, not a look-up per key
+    code.put(1, f"if not {code.const(frozenset(CONVERSATION))}.isdisjoint(a):")
+    code.put(2, f"c = a.get({CONVERSATION[0]!r})")
     for k in CONVERSATION[1:]:
-        code.put(1, f"if c is None: c = a.get({k!r})")
-    code.put(1, "if c is not None and c.__class__ is not str: c = as_text(c)")
+        code.put(2, f"if c is None: c = a.get({k!r})")
+    code.put(2, "if c is not None and c.__class__ is not str: c = as_text(c)")
     keyed: dict[str, list[tuple[int, When]]] = {}
     rest: list[tuple[int, When]] = []
     for i, row in enumerate(table):

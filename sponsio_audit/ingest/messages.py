@@ -153,14 +153,20 @@ def _walk(
     seen = len(results) if role == "tool" else 0
     parts = m.get("parts")
     listed = False
-    if parts is not None and isinstance(parts, list):
+    if parts.__class__ is list or isinstance(parts, list):
         listed = True
         for p in parts:
             if p.__class__ is not dict and not isinstance(p, dict):
                 continue
             kind = p.get("type")
             if kind == "tool_call":
-                _add_call(calls, unnamed, p.get("name"), p, p.get("id"))
+                name = p.get("name")
+                if name.__class__ is str and name:  # ``_add_call``, inline
+                    cid = p.get("id")
+                    cid = cid if isinstance(cid, str) else None
+                    calls.append(_new(Call, (name, p.get("arguments"), cid)))
+                else:
+                    _add_call(calls, unnamed, name, p, p.get("id"))
             elif kind == "tool_call_response":
                 text = as_text(p.get("response")) or ""
                 pieces.append(text)
@@ -175,6 +181,8 @@ def _walk(
                     pieces.append(t)
                 elif t is not None:
                     pieces.append(as_text(t) or "")
+        if len(m) == 2 and "role" in m:  # just role and parts (GenAI): nothing more to read
+            return role
     content = m.get("content")
     if content.__class__ is str:  # the usual OpenAI form, inline
         pieces.append(content)

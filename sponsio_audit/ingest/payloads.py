@@ -49,7 +49,7 @@ def finish(reasons: Any, reason: Any = None, first_choice: Any = None) -> tuple[
 def tool_message(v: Any) -> tuple[str, str | None] | None:
     """(content, tool_call_id) of a serialised LangChain ``ToolMessage``, else None."""
     if isinstance(v, str):
-        if not v.startswith("{") or ('"content"' not in v and "\\" not in v):
+        if v[:1] != "{" or ('"content"' not in v and "\\" not in v):
             return None  # no "content" key, even escaped: not a ToolMessage (not parsed)
         v = loads_maybe(v)
     if not isinstance(v, dict):
@@ -80,7 +80,7 @@ def tool_result(v: Any) -> tuple[str | None, str | None]:
 def callback_args(v: Any) -> tuple[str | None, str | None] | None:
     """OpenLLMetry LangChain's callback payload → (args = ``inputs``, tool call id)."""
     if isinstance(v, str):
-        if not v.startswith("{"):
+        if v[:1] != "{":
             return None
         v = loads_maybe(v)
     return _callback(v)
@@ -105,7 +105,7 @@ def tool_args(v: Any) -> tuple[str | None, str | None]:
         except orjson.JSONDecodeError:
             parsed = loads_maybe(v)
         if parsed.__class__ is dict:
-            if v.startswith("{") and "input_str" in parsed and "inputs" in parsed:
+            if v[:1] == "{" and "input_str" in parsed and "inputs" in parsed:
                 return _callback(parsed) or (None, None)
             return dumps(parsed), None
         if parsed is None:  # JSON null: no args recorded (``values.as_args``)
