@@ -156,7 +156,8 @@ def pb_any(v: Any, depth: int = 0) -> Any:
 def pb_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
     """Repeated protobuf ``KeyValue`` as a dict (later duplicates win).
 
-    Hot path: a non-empty string value is taken without asking for the oneof case.
+    Hot path: a non-empty string value is taken without asking for the oneof case, an
+    int value without ``pb_any``'s call.
     """
     out: dict[str, Any] = {}
     for kv in kvs:
@@ -164,6 +165,8 @@ def pb_attrs(kvs: Any, depth: int = 0) -> dict[str, Any]:
         s = v.string_value
         if s and len(s) <= MAX_STR:
             out[kv.key] = s
+        elif v.WhichOneof("value") == "int_value":
+            out[kv.key] = v.int_value
         else:
             out[kv.key] = pb_any(v, depth)
     return out
