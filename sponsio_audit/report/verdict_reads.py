@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sponsio_audit.verdicts import as_stored
+from sponsio_audit.verdicts import as_stored, count_by
 from sponsio_audit.vocab import VERDICTS
 
 UNDECIDED = ("unverifiable", "skipped")
@@ -24,11 +24,11 @@ _UNDECIDED_COLUMNS = ["trace_id", "contract_id", "guarantee", "verdict", "reason
 
 def counts_by_contract(verdicts: pa.Table) -> dict[str, dict[str, int]]:
     """{contract id: {verdict: count}} of the verdicts found (``data.GROUPED``)."""
-    contract, verdict = verdicts.column("contract_id"), verdicts.column("verdict")
+    verdict = verdicts.column("verdict")
     out: dict[str, dict[str, int]] = {}
-    for v in VERDICTS:  # value_counts per verdict: chunks' dictionaries may differ
-        for item in pc.value_counts(contract.filter(pc.equal(verdict, v))).to_pylist():
-            out.setdefault(str(item["values"]), {})[v] = int(item["counts"])
+    for v in VERDICTS:
+        for cid, n in count_by(verdicts.filter(pc.equal(verdict, v)), "contract_id").items():
+            out.setdefault(cid, {})[v] = n
     return out
 
 
@@ -36,14 +36,18 @@ def undecided(verdicts: pa.Table) -> list[dict[str, Any]]:
     """The unverifiable and skipped verdicts with their reasons, by contract, trace and
     guarantee (``data.UNDECIDED``)."""
     keep = pc.is_in(verdicts.column("verdict"), value_set=pa.array(UNDECIDED))
-    rows = as_stored(verdicts.select(_UNDECIDED_COLUMNS).filter(keep))
-    order = [("contract_id", "ascending"), ("trace_id", "ascending"), ("guarantee", "ascending")]
-    out: list[dict[str, Any]] = rows.sort_by(order).to_pylist()
-    return out
+    rows = verdicts.select(_UNDECIDED_COLUMNS).filter(keep)
+    return _rows_by(rows, "contract_id", "trace_id", "guarantee")
 
 
 def all_rows(verdicts: pa.Table) -> list[dict[str, Any]]:
     """Every verdict by trace, contract and guarantee (JUnit's ``verdict_rows``)."""
-    order = [("trace_id", "ascending"), ("contract_id", "ascending"), ("guarantee", "ascending")]
-    out: list[dict[str, Any]] = as_stored(verdicts).sort_by(order).to_pylist()
+    return _rows_by(verdicts, "trace_id", "contract_id", "guarantee")
+
+
+def _rows_by(table: pa.Table, *keys: str) -> list[dict[str, Any]]:
+    """``table``'s rows as stored (``as_stored``) as dicts, as ``ORDER BY keys`` sorts them."""
+    out: list[dict[str, Any]] = (
+        as_stored(table).sort_by([(k, "ascending") for k in keys]).to_pylist()
+    )
     return out
