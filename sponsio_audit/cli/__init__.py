@@ -79,6 +79,23 @@ def _deep(fn: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
+def _duckdb_first(fn: Callable[..., None]) -> Callable[..., None]:
+    """A command that reads a store: DuckDB imported first, inside ``recursion.shielded`` (run
+    under ``_deep``, whose thread a Ctrl-C reaches only where the shield ends). Its import
+    makes enum classes by running Python from C++; a Ctrl-C raised there aborted the process
+    ("Critical nanobind error", exit -6). ``scan`` imports it so itself, after its Arrow set-up."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from sponsio_audit.recursion import shielded
+
+        with shielded():
+            import duckdb  # noqa: F401
+        fn(*args, **kwargs)
+
+    return run
+
+
 def _collected(fn: Callable[..., None]) -> Callable[..., None]:
     """A command whose start-up ends as it starts (``common.started``): all but ``scan``,
     which ends its own after its heavy imports and configuration."""
@@ -106,7 +123,9 @@ for command in (
     init,
 ):
     run = command if command is scan else _collected(command)
-    app.command()(_deep(run) if command in (scan, explain, validate) else run)
+    if command in (report, explain, traces):
+        run = _duckdb_first(run)
+    app.command()(_deep(run) if command in (scan, report, explain, traces, validate) else run)
 
 
 class Terminated(BaseException):

@@ -345,13 +345,41 @@ main()
 """
 
 
-def test_scan_imports_duckdb_where_ctrl_c_cannot_break_in(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def stored_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A stored audit of the demo (``scan --db``) and one trace id in it."""
+    import duckdb
+
+    db = tmp_path_factory.mktemp("stored") / "audit.duckdb"
+    subprocess.run(
+        [sys.executable, "-m", "sponsio_audit", "scan", str(REPO / "fixtures" / "demo" / "traces"),
+         "--pack", "default", "--fail-on", "none", "-q", "--db", str(db)],
+        check=True, capture_output=True, timeout=120, cwd=db.parent,
+    )  # fmt: skip
+    with duckdb.connect(str(db), read_only=True) as con:
+        (trace,) = con.sql("SELECT min(trace_id) FROM violations").fetchall()[0]
+    return db, str(trace)
+
+
+@pytest.mark.parametrize("command", ["scan", "report", "explain", "traces"])
+def test_commands_import_duckdb_where_ctrl_c_cannot_break_in(
+    tmp_path: Path, stored_audit: tuple[Path, str], command: str
+) -> None:
     """DuckDB's import makes its enum classes by running Python from C++: a Ctrl-C raised in
     the scan's thread there aborted the process ("Critical nanobind error", exit -6; 3 of 120
-    Ctrl-Cs at random times of the import, 0 of 120 shielded). The import runs shielded."""
+    Ctrl-Cs at random times of the import, 0 of 120 shielded). Every command that reads a
+    store imports it shielded (``report``, ``explain`` and ``traces`` imported it bare, in
+    the main thread or the command's own)."""
+    db, trace = stored_audit
+    args = {
+        "scan": [str(REPO / "fixtures" / "demo" / "traces"), "--pack", "default",
+                 "--fail-on", "none", "-q"],
+        "report": ["--db", str(db), "-q"],
+        "explain": ["--db", str(db), "--trace", trace],
+        "traces": ["--db", str(db)],
+    }[command]  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, "scan", str(REPO / "fixtures" / "demo" / "traces"),
-         "--pack", "default", "--fail-on", "none", "-q"],
+        [sys.executable, "-c", _PROBE, command, *args],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
