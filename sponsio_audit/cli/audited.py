@@ -14,7 +14,7 @@ import typer
 
 from sponsio_audit.cli import contracts as contract_sources
 from sponsio_audit.cli import stores
-from sponsio_audit.cli.common import UsageProblem, check_inputs, own_pyarrow
+from sponsio_audit.cli.common import UsageProblem, check_inputs, own_pyarrow, say_warning
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Trace files or directories.")]
 """The trace inputs of a command that reads an audit (or ``--db`` instead)."""
@@ -40,14 +40,44 @@ def open_audit(
     if not paths and db is None:
         raise UsageProblem(["give trace PATHs, or --db FILE of a stored audit"])
     if db is not None:
-        return stores.read_only(db)
+        store = stores.read_only(db)
+        tell_skipped(store, f"sponsio-audit report --db {db} lists them")
+        return store
     check_inputs(paths)
     own_pyarrow()
     from sponsio_audit.api import audit
 
     cfg, src = contract_sources.load(contract_files, packs)
     sources: list[str | Path] = [str(p) for p in paths]
-    return audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store
+    store = audit(sources, cfg, group_by=group_by, agent=agent, jobs=jobs, sources=src.items).store
+    tell_skipped(store, "`sponsio-audit scan` lists them all")
+    return store
+
+
+SKIPPED_SHOWN = 10
+"""Skipped input records ``tell_skipped`` names one by one, before it counts the rest."""
+
+
+def tell_skipped(store: Any, where: str) -> None:
+    """Name on stderr the input records the audit skipped (file, record, reason; the first
+    ``SKIPPED_SHOWN``, then a count): a listing of the traces left must not look complete.
+    ``where`` says where the whole list is."""
+    if not has_table(store, "skipped"):
+        return
+    cur = store.con.cursor()
+    rows = cur.execute(
+        "SELECT coalesce(f.path, '?'), s.record, s.reason FROM skipped s "
+        "LEFT JOIN files f USING (file_id) ORDER BY s.file_id, s.record LIMIT ?",
+        [SKIPPED_SHOWN],
+    ).fetchall()
+    if not rows:
+        return
+    ((n,),) = cur.execute("SELECT count(*) FROM skipped").fetchall()
+    for path, record, reason in rows:
+        at = "" if not record else f": record {record}"  # record 0: the whole file
+        say_warning(f"{path}{at}: skipped: {reason}")
+    more = f" ({n - len(rows)} more not shown; {where})" if n > len(rows) else ""
+    say_warning(f"{n} input record(s) skipped: their spans are in no trace here{more}")
 
 
 def has_table(store: Any, name: str) -> bool:
