@@ -68,7 +68,7 @@ from sponsio_audit.ingest.files import (
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import DEFAULT, Limits, stream_failure
 from sponsio_audit.ingest.line_ranges import Ident, LineIndex, ident
-from sponsio_audit.ingest.sniff import sniff
+from sponsio_audit.ingest.sniff import NOT_TRACES, sniff
 from sponsio_audit.ingest.staging import Stage
 from sponsio_audit.ingest.store import Buffer, Store
 from sponsio_audit.ingest.workers import Workers, resolve_jobs
@@ -192,12 +192,9 @@ def _file(r: _Run, path: str, display: str) -> None:
     fmt = "unknown"
     try:
         fmt, layout = sniff(open_, r.limits)
-        if fmt in ("empty", "unknown"):
-            reason = {"empty": "empty file"}.get(
-                fmt, "unrecognised format (not OTLP, Sponsio log or transcript)"
-            )
+        if fmt in NOT_TRACES:
             n, bad = 1, 1
-            r.skipped.add((file_id, 0, reason))
+            r.skipped.add((file_id, 0, NOT_TRACES[fmt]))
         elif fmt in ("session_log", "native", "transcript") or layout == "document":
             recs = event_records(fmt, layout, open_, r.limits)
             whole = sha if later is None else later.result()  # its trace ids name it

@@ -33,6 +33,17 @@ _STEP = 1 << 20
 
 Opener = Callable[[], IO[bytes]]
 
+NOT_TRACES = {
+    "empty": "empty file",
+    "unknown": "unrecognised format (not OTLP, Sponsio log or transcript)",
+    "duckdb": "a DuckDB database, not traces (a stored audit? read it with --db)",
+    "parquet": "a Parquet file, not traces (a `scan --parquet` export? read it with report)",
+}
+"""Formats whose whole file is one skipped record, with its reason (ingest and Spark)."""
+
+_MAGIC = ((8, b"DUCK", "duckdb"), (0, b"PAR1", "parquet"))
+"""(offset, bytes, format) of the files this tool writes, which a folder of traces may hold."""
+
 
 def _typed(obj: dict[str, Any]) -> bool:
     """Whether a JSON object names an event type (ours ``type``, Sponsio's ``event_type``)."""
@@ -132,7 +143,7 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
     """(format, layout) of the stream: layout is lines | document | raw | delimited | none.
 
     Formats: otlp_json, otlp_proto, session_log, native, transcript, otlp_logs,
-    otlp_metrics, empty, unknown.
+    otlp_metrics, and the ``NOT_TRACES`` (empty, unknown, duckdb, parquet).
     """
     with open_() as f:
         head = f.read(16)
@@ -150,7 +161,10 @@ def sniff(open_: Opener, limits: Limits = DEFAULT) -> tuple[str, str]:
                 return "empty", "none"
             text = head.lstrip(PAD)
         if text[:1] not in b"{[":
-            return ("otlp_proto", "delimited") if _delimited_proto(head) else ("unknown", "none")
+            if _delimited_proto(head):
+                return "otlp_proto", "delimited"
+            magic = [fmt for at, m, fmt in _MAGIC if head[at : at + len(m)] == m]
+            return (magic[0] if magic else "unknown"), "none"
     for _, (_, line) in zip(range(SCAN_LINES), raw_lines(open_, limits), strict=False):
         if isinstance(line, BadRecord):
             break  # a line too large to classify: the lines before it decide

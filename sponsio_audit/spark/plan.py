@@ -31,19 +31,13 @@ from sponsio_audit.ingest.files import (
 from sponsio_audit.ingest.layers import decompressed
 from sponsio_audit.ingest.limits import stream_failure
 from sponsio_audit.ingest.line_ranges import ident
-from sponsio_audit.ingest.sniff import sniff
+from sponsio_audit.ingest.sniff import NOT_TRACES, sniff
 
 RANGE_BYTES = 16 << 20
 """Bytes of an OTLP JSON Lines file read by one task (cut at the next line end)."""
 
 RUN = 1
 """The ``span_facts.run`` of every fact (one ingest run)."""
-
-SKIPPED_WHOLE = {
-    "empty": "empty file",
-    "unknown": "unrecognised format (not OTLP, Sponsio log or transcript)",
-}
-"""Formats whose file is one skipped record (the reasons of ``ingest.pipeline``)."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +124,8 @@ def plan(paths: list[str], range_bytes: int = RANGE_BYTES, stdin: Sequence[str] 
             out.skipped.append((file_id, 1, stream_failure(e)))
             out.files.append((file_id, name, "unknown", size, sha, 1, 1))
             continue
-        if fmt in SKIPPED_WHOLE:
-            out.skipped.append((file_id, 0, SKIPPED_WHOLE[fmt]))
+        if fmt in NOT_TRACES:
+            out.skipped.append((file_id, 0, NOT_TRACES[fmt]))
             out.files.append((file_id, name, fmt, size, sha, 1, 1))
         elif otlp_decoder(fmt) == "otlp_json" and layout == "lines" and not layers:
             for (start, length, first), crc in zip(index.ranges(), index.digests(), strict=True):

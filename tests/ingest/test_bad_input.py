@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -187,3 +189,29 @@ def test_odd_attribute_types_do_not_cost_the_record(tmp_path: Path) -> None:
     assert [(e["type"], e["tool"]) for e in events(store)] == [("tool_call", "t")]
     (span,) = rows(store, "SELECT attributes FROM spans WHERE name = 'odd'")
     assert json.loads(span["attributes"])["gen_ai.operation.name"] == ["chat", "x"]
+
+
+def test_the_tools_own_outputs_in_a_trace_folder_are_named(tmp_path: Path) -> None:
+    """A folder of traces that also holds an earlier audit (``scan --db``'s DuckDB file,
+    ``scan --parquet``'s export, both written here by the real command) lists each as a
+    skipped file saying what it is and how to read it, not as 'unrecognised format'; the
+    traces beside them load as before."""
+    (tmp_path / "ok.jsonl").write_bytes(GOOD)
+    kept = tmp_path / "old"
+    kept.mkdir()
+    subprocess.run(
+        [sys.executable, "-m", "sponsio_audit", "scan", str(tmp_path / "ok.jsonl"), "--pack",
+         "default", "--db", str(kept / "audit.duckdb"), "--parquet", str(kept / "tables"),
+         "-q", "--fail-on", "none"],
+        check=True, capture_output=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    parquets = sorted(p.name for p in (kept / "tables").glob("*.parquet"))
+    assert parquets, "the export wrote no Parquet file"
+    store, s = load(tmp_path)
+    got = _skipped(store)
+    duck = "a DuckDB database, not traces (a stored audit? read it with --db)"
+    assert ("audit.duckdb", 0, duck) in got
+    assert sorted(n for n, _, r in got if r.startswith("a Parquet file, not traces")) == parquets
+    assert len(got) == 1 + len(parquets)
+    assert s.spans == 4
+    _accounting_holds(store, s)
