@@ -32,7 +32,7 @@ from sponsio_audit.ingest.proto_signal import proto_signal
 from sponsio_audit.ingest.sniff import json_signal, parse_line, proto_records, raw_lines
 from sponsio_audit.ingest.tables import LOGS_SCHEMA, rows_batch
 from sponsio_audit.ingest.trace_tables import Traced, from_table
-from sponsio_audit.ingest.values import dumps
+from sponsio_audit.ingest.values import dumps_attrs as dumps  # the attribute dicts' JSON
 from sponsio_audit.trace_batches import whole_traces
 
 CHUNK_BYTES = 4 << 20

@@ -326,6 +326,18 @@ def dumps(v: Any) -> str:
         return json.dumps(_finite(v), separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def dumps_attrs(v: Any) -> str:
+    """``dumps`` of a span's attribute dict as a decoder made it (``json_attrs``, ``pb_attrs``,
+    ``otlp_structs``): every double there has passed ``finite``, so no float in it is
+    non-finite and orjson's text is final without ``dumps``' search of it for ``null``
+    (a third of the attribute JSON's cost: 1.2k instructions per span); what orjson
+    refuses is still written by ``dumps``."""
+    try:
+        return orjson.dumps(v, default=str).decode()
+    except TypeError:
+        return dumps(v)
+
+
 def _has_nonfinite(v: Any) -> bool:
     """Whether a non-finite float is anywhere in ``v`` (lists, tuples, dict values).
 

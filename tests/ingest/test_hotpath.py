@@ -7,6 +7,8 @@
   and equal JSON text (the store keeps that text).
 - ``dumps`` only searches a value for non-finite floats when orjson wrote
   ``null``; a NaN/inf at any depth is still written as its string spelling.
+- ``dumps_attrs`` (no search at all) writes every attribute dict a decoder makes
+  as ``dumps`` does: the decoders leave no non-finite float in one.
 """
 
 from __future__ import annotations
@@ -163,6 +165,20 @@ def test_protobuf_and_json_attributes_agree(kvs: list[KeyValue], spell_double: b
     js = values.json_attrs(_kvs_json(kvs, spell_double))
     assert repr(pb) == repr(js)
     assert values.dumps(pb) == values.dumps(js)
+
+
+@given(json_kvs(), pb_kvs())
+def test_attribute_dicts_are_written_as_dumps_writes_them(
+    js: list[Any], pb: list[KeyValue]
+) -> None:
+    for attrs in (values.json_attrs(js), values.pb_attrs(pb)):
+        assert values.dumps_attrs(attrs) == values.dumps(attrs)
+
+
+def test_dumps_attrs_examples() -> None:
+    """What orjson refuses (a >64-bit int, a lone surrogate) is still written by ``dumps``."""
+    for v in ({"a": 2**70}, {"a": "\ud800"}, {"a": [1.5, None, "null"]}, {}):
+        assert values.dumps_attrs(v) == values.dumps(v)
 
 
 plain = st.recursive(
