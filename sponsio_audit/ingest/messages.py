@@ -12,7 +12,8 @@ Every message shape is read by one walk (``_walk``):
 
 The conventions read a recorded messages value straight into facts
 (``input_fields``, ``output_fields``: the string parsed once, no message object
-built); ``to_msg`` gives the same walk as a ``Msg`` for the transcript reader.
+built; GenAI ``{role, parts}`` text of the usual shape by typed structs first,
+``typed_messages``); ``to_msg`` gives the same walk as a ``Msg`` for the transcript reader.
 
 Rendering (documented choice, used by ``prompt_contains`` / ``context_length``):
 the prompt is one line group per message, ``"<role>: <text>"`` joined by ``"\\n"``,
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from sponsio_audit.ingest import typed_messages
 from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -275,6 +277,17 @@ def input_fields(v: Any, instructions: Any = None) -> tuple[str | None, ...]:
     A null value records no input: prompt and system prompt are None (missing,
     SEMANTICS.md §5), so content atoms are unknown there, not false; the system
     prompt then comes from the instructions alone."""
+    fast = typed_messages.input_lines(v) if v.__class__ is str else None
+    if fast is None:
+        return _input_fields(v, instructions)
+    prompt, system, results = fast
+    if instructions is not None:
+        _instructions(_items(instructions), system)
+    return prompt, "\n".join(system), dumps(results) if results else None
+
+
+def _input_fields(v: Any, instructions: Any) -> tuple[str | None, ...]:
+    """``input_fields`` read from the parsed value (any shape: the orjson dicts walked)."""
     items = _items(v)
     if items is None:
         return (None, *system_fields(instructions), None)
@@ -313,6 +326,13 @@ def output_fields(v: Any) -> tuple[str | None, str | None, str | None]:
     """(output text, requested tool calls JSON, "1" when a call had no name) of a
     recorded output messages value; tool results in the output are not read.
     A null value records no output: all three None (missing, not empty)."""
+    if v.__class__ is str and (fast := typed_messages.output_fields(v)) is not None:
+        return fast
+    return _output_fields(v)
+
+
+def _output_fields(v: Any) -> tuple[str | None, str | None, str | None]:
+    """``output_fields`` read from the parsed value (any shape: the orjson dicts walked)."""
     items = _items(v)
     if items is None:
         return None, None, None
