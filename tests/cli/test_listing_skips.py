@@ -76,28 +76,34 @@ def test_many_skipped_records_are_named_up_to_a_cap_then_counted(tmp_path: Path)
     assert "3 more not shown" in got[-1]
 
 
-def test_explain_names_the_skipped_records_too(tmp_path: Path) -> None:
+def _one_bad(tmp_path: Path) -> None:
+    """A good trace file and one with a single record to skip (record 1)."""
     _good(tmp_path / "good.jsonl")
     (tmp_path / "bad.jsonl").write_text(NO_TRACE_ID)
-    res = cli("explain", tmp_path, *PACK, "--trace", TRACE)
-    assert res.exit_code == 0, res.stderr
-    got = _warnings(res.stderr)
+
+
+def _names_the_one_bad(tmp_path: Path, stderr: str) -> None:
+    got = _warnings(stderr)
     assert got[0].startswith(f"warning: {tmp_path / 'bad.jsonl'}: record 1: skipped: ")
     assert got[-1].startswith("warning: 1 input record(s) skipped")
 
 
+def test_explain_names_the_skipped_records_too(tmp_path: Path) -> None:
+    _one_bad(tmp_path)
+    res = cli("explain", tmp_path, *PACK, "--trace", TRACE)
+    assert res.exit_code == 0, res.stderr
+    _names_the_one_bad(tmp_path, res.stderr)
+
+
 def test_a_stored_audit_says_what_its_scan_skipped(tmp_path: Path) -> None:
-    _good(tmp_path / "good.jsonl")
-    (tmp_path / "bad.jsonl").write_text(NO_TRACE_ID)
+    _one_bad(tmp_path)
     db = tmp_path / "audit.duckdb"
     scan = cli("scan", tmp_path / "good.jsonl", tmp_path / "bad.jsonl", *PACK, "--db", db, "-q",
                "--fail-on", "none")  # fmt: skip
     assert scan.exit_code == 0, scan.stderr
     res = cli("traces", "--db", db)
     assert res.exit_code == 0, res.stderr
-    got = _warnings(res.stderr)
-    assert got[0].startswith(f"warning: {tmp_path / 'bad.jsonl'}: record 1: skipped: ")
-    assert got[-1].startswith("warning: 1 input record(s) skipped")
+    _names_the_one_bad(tmp_path, res.stderr)
 
 
 def test_nothing_skipped_nothing_said(tmp_path: Path) -> None:
