@@ -1,9 +1,11 @@
 """Print pip constraints pinning every runtime dependency of pyproject.toml to its lower bound.
 
 ``.ci/run`` installs the package with them on Python 3.10 and runs tests there, so the
-bounds pyproject promises are the versions some run has used (at 2026-12-08 four of them
-were not: duckdb 1.0 lacked ``to_arrow_reader``, pyarrow 15 ``RecordBatch.set_column``,
-opentelemetry-proto 1.25 the log record's ``event_name``, orjson 3.9.0 its depth limit).
+bounds pyproject promises are the versions some run has used (at 2026-12-08 six of them
+did not hold: duckdb 1.0 lacked ``to_arrow_reader``, pyarrow 15 ``RecordBatch.set_column``
+and string_view casts, opentelemetry-proto 1.25 the log record's ``event_name``, orjson
+3.9.0 its depth limit, typer 0.26.0 options' environment variables; regex 2023.10 was no
+release).
 Run with Python 3.11 or later (``tomllib``), or with ``tomli`` installed.
 """
 
