@@ -31,9 +31,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from sponsio_audit.ingest import typed_messages
-from sponsio_audit.ingest.values import as_args, as_text, dumps, loads_maybe
-
-SYSTEM_ROLES = frozenset({"system", "developer"})
+from sponsio_audit.ingest.typed_messages import SYSTEM_ROLES, call_line, output_of
+from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
 
 
 class Call(NamedTuple):
@@ -72,12 +71,8 @@ def _body(pieces: Any, calls: Any) -> str:
     if not calls:
         return "\n".join(pieces)
     parts = list(pieces)
-    parts.extend(f"tool_call {c.name}({_arg_text(c.arguments)})" for c in calls)
+    parts.extend(call_line(c.name, c.arguments) for c in calls)
     return "\n".join(parts)
-
-
-def _arg_text(a: Any) -> str:
-    return a if isinstance(a, str) else dumps(a)
 
 
 def _content_pieces(content: Any) -> list[str]:
@@ -344,13 +339,7 @@ def _output_fields(v: Any) -> tuple[str | None, str | None, str | None]:
     unread: list[tuple[str, str]] = []  # results of output messages are not read, so
     for item in items:  # pieces shared by the messages (a role: tool result's text is off)
         _walk(item, pieces, calls, unread, unnamed)
-    text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
-    if not calls:
-        return text, None, "1" if unnamed else None
-    req = []  # a loop, not a comprehension: no function object per call (Python 3.11)
-    for name, args, cid in calls:
-        req.append([name, args if args.__class__ is dict else as_args(args), cid])
-    return text, dumps(req), "1" if unnamed else None
+    return output_of(pieces, calls, bool(unnamed))
 
 
 def prompt_and_system(msgs: list[Msg], instructions: Any = None) -> tuple[str, str]:

@@ -18,6 +18,7 @@ orjson, as the old path parses them (the same values, big or odd numbers include
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -25,6 +26,16 @@ import orjson
 from msgspec import UNSET, UnsetType
 
 from sponsio_audit.ingest.values import as_args, as_text, dumps
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+"""Roles whose text is the system prompt (here, as ``messages`` imports this module)."""
+
+
+def call_line(name: str, arguments: Any) -> str:
+    """A requested call as the rendered prompt shows it: ``tool_call <name>(<arguments>)``,
+    string arguments as they are, others as JSON (``messages._body`` and this module)."""
+    return f"tool_call {name}({arguments if isinstance(arguments, str) else dumps(arguments)})"
+
 
 _DEEP = 2000
 """A raw value shorter than this is less than 1 000 levels deep (orjson's limit is 1 024
@@ -117,12 +128,12 @@ def input_lines(v: str) -> tuple[str, list[str], dict[str, str]] | None:
             calls: list[tuple[str, Any, str | None]] = []
             _message(m, pieces, calls, results)
             if calls:
-                pieces.extend(f"tool_call {n}({_arg_text(a)})" for n, a, _ in calls)
+                pieces.extend(call_line(n, a) for n, a, _ in calls)
             t = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
             role = m.role
             if role:
                 lines.append(f"{role}: {t}")
-                if role == "system" or role == "developer":
+                if role in SYSTEM_ROLES:
                     system.append(t)
             else:
                 lines.append(t)
@@ -132,10 +143,6 @@ def input_lines(v: str) -> tuple[str, list[str], dict[str, str]] | None:
     for cid, text in results:
         found.setdefault(cid, text)
     return "\n".join(lines), system, found
-
-
-def _arg_text(a: Any) -> str:
-    return a if isinstance(a, str) else dumps(a)
 
 
 def output_fields(v: str) -> tuple[str | None, str | None, str | None] | None:
@@ -153,10 +160,18 @@ def output_fields(v: str) -> tuple[str | None, str | None, str | None] | None:
             unnamed += _message(m, pieces, calls, unread)
     except _Declined:
         return None
+    return output_of(pieces, calls, unnamed > 0)
+
+
+def output_of(
+    pieces: list[str], calls: Sequence[tuple[str, Any, str | None]], unnamed: bool
+) -> tuple[str | None, str | None, str | None]:
+    """(output text, requested tool calls JSON, "1" when a call had no name) of the walked
+    output messages (this module's and ``messages._output_fields``' walks)."""
     text = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
     if not calls:
         return text, None, "1" if unnamed else None
-    req = []
+    req = []  # a loop, not a comprehension: no function object per call (Python 3.11)
     for name, args, cid in calls:
         req.append([name, args if args.__class__ is dict else as_args(args), cid])
     return text, dumps(req), "1" if unnamed else None
