@@ -31,7 +31,13 @@ from typing import Any, NamedTuple
 import orjson
 
 from sponsio_audit.ingest import typed_messages
-from sponsio_audit.ingest.typed_messages import SYSTEM_ROLES, call_line, output_of
+from sponsio_audit.ingest.typed_messages import (
+    SYSTEM_ROLES,
+    add_line,
+    call_line,
+    first_by_id,
+    output_of,
+)
 from sponsio_audit.ingest.values import as_text, dumps, loads_maybe
 
 
@@ -251,18 +257,8 @@ def _render(items: list[Any] | str, lines: list[str], system: list[str]) -> dict
             calls = []
         else:
             t = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
-        if role:
-            lines.append(f"{role}: {t}")
-            if role in SYSTEM_ROLES:
-                system.append(t)
-        else:
-            lines.append(t)
-    if not results:
-        return {}
-    found: dict[str, str] = {}
-    for cid, text in results:
-        found.setdefault(cid, text)
-    return found
+        add_line(role, t, lines, system)
+    return first_by_id(results) if results else {}
 
 
 def input_fields(v: Any, instructions: Any = None) -> tuple[str | None, ...]:

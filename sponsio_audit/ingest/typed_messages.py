@@ -129,20 +129,29 @@ def input_lines(v: str) -> tuple[str, list[str], dict[str, str]] | None:
             _message(m, pieces, calls, results)
             if calls:
                 pieces.extend(call_line(n, a) for n, a, _ in calls)
-            t = pieces[0] if len(pieces) == 1 else "\n".join(pieces)
-            role = m.role
-            if role:
-                lines.append(f"{role}: {t}")
-                if role in SYSTEM_ROLES:
-                    system.append(t)
-            else:
-                lines.append(t)
+            add_line(m.role, pieces[0] if len(pieces) == 1 else "\n".join(pieces), lines, system)
     except _Declined:
         return None
+    return "\n".join(lines), system, first_by_id(results)
+
+
+def add_line(role: str, text: str, lines: list[str], system: list[str]) -> None:
+    """A message's prompt line (``<role>: <text>``, the text alone without a role) into
+    ``lines``, its text into ``system`` too for a system role (both message walks)."""
+    if role:
+        lines.append(f"{role}: {text}")
+        if role in SYSTEM_ROLES:
+            system.append(text)
+    else:
+        lines.append(text)
+
+
+def first_by_id(results: list[tuple[str, str]]) -> dict[str, str]:
+    """Tool results by call id, the first one of an id winning (both message walks)."""
     found: dict[str, str] = {}
     for cid, text in results:
         found.setdefault(cid, text)
-    return "\n".join(lines), system, found
+    return found
 
 
 def output_fields(v: str) -> tuple[str | None, str | None, str | None] | None:
