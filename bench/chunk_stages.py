@@ -41,7 +41,7 @@ def _chunk(ch: chunks.RecordChunk, acc: dict[str, float]) -> int:
             read = [event_attrs.get(i, a) for i, a in enumerate(attrs)]
         facts.extend(map(chunks.span_facts, names[mark:], read))
         t2 = clock()
-        attrs_json.extend(map(chunks.dumps, attrs))
+        attrs_json.extend(map(chunks.dumps_attrs, attrs))
         t3 = clock()
         recs.extend([no] * len(attrs))
         attrs.clear()

@@ -313,7 +313,7 @@ class _Clock:
 WRAPPED = (
     # (stage, module, attribute): the functions timed, where the pipeline looks them up
     ("decode", "sponsio_audit.ingest.chunks", "_record"),
-    ("attrs json", "sponsio_audit.ingest.chunks", "dumps"),
+    ("attrs json", "sponsio_audit.ingest.chunks", "dumps_attrs"),
     ("conventions", "sponsio_audit.ingest.chunks", "span_facts"),
     ("arrow", "sponsio_audit.ingest.chunks", "rows_batch"),
     ("arrow", "sponsio_audit.ingest.chunks", "Columns.batches"),  # a chunk's spans and facts

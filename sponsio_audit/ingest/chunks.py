@@ -32,7 +32,7 @@ from sponsio_audit.ingest.proto_signal import proto_signal
 from sponsio_audit.ingest.sniff import json_signal, parse_line, proto_records, raw_lines
 from sponsio_audit.ingest.tables import LOGS_SCHEMA, rows_batch
 from sponsio_audit.ingest.trace_tables import Traced, from_table
-from sponsio_audit.ingest.values import dumps_attrs as dumps  # the attribute dicts' JSON
+from sponsio_audit.ingest.values import dumps_attrs
 from sponsio_audit.trace_batches import whole_traces
 
 CHUNK_BYTES = 4 << 20
@@ -264,7 +264,7 @@ def _decoded(
                 if event_attrs:  # what the conventions read: event attributes under the span's
                     read = [event_attrs.get(i, a) for i, a in enumerate(attrs)]
                 facts.extend(map(span_facts, names[mark:], read))
-                attrs_json.extend(map(dumps, attrs) if raw_json else [None] * n)
+                attrs_json.extend(map(dumps_attrs, attrs) if raw_json else [None] * n)
                 recs.extend([no] * n)
                 attrs.clear()
                 event_attrs.clear()
